@@ -1,0 +1,469 @@
+/* The evaluator: every metric, in one full pass or incrementally
+   (DESIGN.md §3).
+
+   Incremental state: per-link load and message count, the sum and sum of
+   squares of congestion over non-zero links, their number, a max tree over
+   congestion and a histogram of hop counts.  A move or swap removes the
+   moved processes' messages and adds them back at their new places, so it
+   costs O(degree x route length x log links).  try_* runs the same code with
+   a journal of every overwritten value and rolls it back, so "what if" and
+   "do it" can never disagree.  A link whose message count returns to 0 gets
+   load exactly 0, so round-off never invents a non-zero link. */
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include "topomap/error.h"
+#include "topomap/eval.h"
+
+typedef struct {
+    double hop_bytes, dilation, qap, total_bytes, edge_cut;
+    int64_t messages, cut_messages;
+} sums;
+
+typedef struct {
+    int32_t kind; /* 0 link, 1 hop histogram, 2 level bytes */
+    int32_t index;
+    double value;
+    int64_t count;
+} journal_entry;
+
+struct topomap_eval {
+    const topomap_machine *m;
+    topomap_pattern p; /* borrowed: the caller keeps the arrays alive */
+    int64_t *t_indptr;
+    int32_t *t_indices;
+    double *t_bytes;
+    int32_t *pe_of;
+    double w[4];
+    int32_t nlinks, nlevels, max_route, seg_size;
+    double *load;
+    int64_t *count;
+    double *seg; /* max tree over congestion, leaves at seg_size.. */
+    int64_t *hist; /* messages by hop count, 0..max_route */
+    double *level_bytes;
+    int32_t *route_buf;
+    sums s;
+    double s1, s2;
+    int64_t nz;
+    journal_entry *journal;
+    int64_t jlen, jcap;
+    int journaling;
+};
+
+static const double unit_weights[4] = {1.0, 1.0, 1.0, 1.0};
+
+static int check_mapping(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of)
+{
+    int32_t npes = topomap_machine_npes(m);
+    for (int32_t i = 0; i < p->n; i++)
+        if (pe_of[i] < 0 || pe_of[i] >= npes)
+            return topomap_i_fail(TOPOMAP_EINVAL, "process %d is mapped to PE %d, outside [0, %d)",
+                                  (int)i, (int)pe_of[i], (int)npes);
+    return TOPOMAP_OK;
+}
+
+static int check_weights(const double *w)
+{
+    for (int i = 0; i < 4; i++)
+        if (!(w[i] >= 0) || !isfinite(w[i]))
+            return topomap_i_fail(TOPOMAP_EINVAL, "hybrid weight %d is %g (must be >= 0 and finite)", i, w[i]);
+    return TOPOMAP_OK;
+}
+
+/* One pass over all messages.  `count` and `hist` may be NULL. */
+static void accumulate(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of,
+                       double *load, int64_t *count, double *level_bytes, int64_t *hist,
+                       int32_t *route_buf, sums *s, int32_t *max_dil)
+{
+    int32_t P = topomap_machine_pes_per_node(m);
+    memset(s, 0, sizeof *s);
+    *max_dil = 0;
+    for (int32_t i = 0; i < p->n; i++) {
+        int32_t a = pe_of[i], na = a / P;
+        for (int64_t k = p->indptr[i]; k < p->indptr[i + 1]; k++) {
+            int32_t b = pe_of[p->indices[k]], nb = b / P;
+            double w = p->bytes[k];
+            s->messages++;
+            s->total_bytes += w;
+            level_bytes[topomap_machine_level_of(m, a, b)] += w;
+            s->qap += w * topomap_machine_distance(m, a, b);
+            int32_t h = 0;
+            if (na != nb) {
+                s->edge_cut += w;
+                s->cut_messages++;
+                h = topomap_machine_route(m, na, nb, route_buf);
+                for (int32_t r = 0; r < h; r++) load[route_buf[r]] += w;
+                if (count)
+                    for (int32_t r = 0; r < h; r++) count[route_buf[r]]++;
+                s->hop_bytes += w * h;
+                s->dilation += h;
+            }
+            if (hist) hist[h]++;
+            if (h > *max_dil) *max_dil = h;
+        }
+    }
+}
+
+static void finish(const sums *s, int32_t max_dil, double mc, double s1, double s2, int64_t nz,
+                   const double *w, topomap_metrics *out)
+{
+    out->hop_bytes = s->hop_bytes;
+    out->dilation = s->dilation;
+    out->max_dilation = max_dil;
+    out->messages = s->messages;
+    out->total_bytes = s->total_bytes;
+    out->qap = s->qap;
+    out->max_congestion = mc;
+    out->nz_links = nz;
+    out->nz_congestion_avg = nz ? s1 / (double)nz : 0.0;
+    double var = nz ? s2 / (double)nz - out->nz_congestion_avg * out->nz_congestion_avg : 0.0;
+    out->nz_congestion_var = var > 0 ? var : 0.0; /* round-off can dip below 0 */
+    out->edge_cut = s->edge_cut;
+    out->edge_cut_messages = s->cut_messages;
+    out->hybrid = w[0] * out->hop_bytes + w[1] * mc + w[2] * out->nz_congestion_avg + w[3] * out->nz_congestion_var;
+}
+
+int topomap_evaluate(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of,
+                     const double *weights, topomap_metrics *out, topomap_eval_detail *detail)
+{
+    const double *w = weights ? weights : unit_weights;
+    int rc = check_weights(w);
+    if (!rc) rc = check_mapping(m, p, pe_of);
+    if (rc) return rc;
+    int32_t nlinks = topomap_machine_nlinks(m), nlev = topomap_machine_nlevels(m);
+    double *load = detail && detail->link_load ? detail->link_load : calloc((size_t)nlinks + 1, sizeof *load);
+    double *lev = detail && detail->level_bytes ? detail->level_bytes : calloc((size_t)nlev, sizeof *lev);
+    int32_t *buf = malloc(((size_t)topomap_machine_max_route(m) + 1) * sizeof *buf);
+    if (!load || !lev || !buf) {
+        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory evaluating %d links", (int)nlinks);
+        goto cleanup;
+    }
+    if (detail && detail->link_load) memset(load, 0, (size_t)nlinks * sizeof *load);
+    if (detail && detail->level_bytes) memset(lev, 0, (size_t)nlev * sizeof *lev);
+    sums s;
+    int32_t max_dil;
+    accumulate(m, p, pe_of, load, NULL, lev, NULL, buf, &s, &max_dil);
+    /* Two passes over the links: the exact mean first, then the variance. */
+    double s1 = 0, mc = 0;
+    int64_t nz = 0;
+    for (int32_t l = 0; l < nlinks; l++)
+        if (load[l] > 0) {
+            double c = load[l] / topomap_machine_link_capacity(m, l);
+            s1 += c;
+            nz++;
+            if (c > mc) mc = c;
+        }
+    double mean = nz ? s1 / (double)nz : 0.0, dev2 = 0;
+    for (int32_t l = 0; l < nlinks; l++)
+        if (load[l] > 0) {
+            double d = load[l] / topomap_machine_link_capacity(m, l) - mean;
+            dev2 += d * d;
+        }
+    finish(&s, max_dil, mc, s1, nz ? dev2 / (double)nz + mean * mean : 0.0, nz, w, out);
+    if (nz) out->nz_congestion_var = dev2 / (double)nz;
+cleanup:
+    if (!(detail && detail->link_load)) free(load);
+    if (!(detail && detail->level_bytes)) free(lev);
+    free(buf);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- incremental */
+
+static void seg_set(topomap_eval *e, int32_t l, double v)
+{
+    int64_t i = (int64_t)e->seg_size + l;
+    e->seg[i] = v;
+    for (i >>= 1; i >= 1; i >>= 1) {
+        double a = e->seg[2 * i], b = e->seg[2 * i + 1];
+        double mx = a > b ? a : b;
+        if (e->seg[i] == mx) break;
+        e->seg[i] = mx;
+    }
+}
+
+static int journal_push(topomap_eval *e, int32_t kind, int32_t index, double value, int64_t count)
+{
+    if (e->jlen == e->jcap) {
+        int64_t cap = e->jcap ? 2 * e->jcap : 256;
+        journal_entry *j = realloc(e->journal, (size_t)cap * sizeof *j);
+        if (!j) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory in the evaluator journal");
+        e->journal = j;
+        e->jcap = cap;
+    }
+    e->journal[e->jlen++] = (journal_entry){kind, index, value, count};
+    return TOPOMAP_OK;
+}
+
+static int link_add(topomap_eval *e, int32_t l, double dw, int64_t dc)
+{
+    if (e->journaling) {
+        int rc = journal_push(e, 0, l, e->load[l], e->count[l]);
+        if (rc) return rc;
+    }
+    double cap = topomap_machine_link_capacity(e->m, l);
+    if (e->count[l]) {
+        double c = e->load[l] / cap;
+        e->s1 -= c;
+        e->s2 -= c * c;
+        e->nz--;
+    }
+    e->count[l] += dc;
+    e->load[l] = e->count[l] ? e->load[l] + dw : 0.0;
+    double c = e->count[l] ? e->load[l] / cap : 0.0;
+    if (e->count[l]) {
+        e->s1 += c;
+        e->s2 += c * c;
+        e->nz++;
+    }
+    seg_set(e, l, c);
+    return TOPOMAP_OK;
+}
+
+static int hist_add(topomap_eval *e, int32_t h, int64_t d)
+{
+    if (e->journaling) {
+        int rc = journal_push(e, 1, h, 0, e->hist[h]);
+        if (rc) return rc;
+    }
+    e->hist[h] += d;
+    return TOPOMAP_OK;
+}
+
+static int level_add(topomap_eval *e, int32_t lv, double w)
+{
+    if (e->journaling) {
+        int rc = journal_push(e, 2, lv, e->level_bytes[lv], 0);
+        if (rc) return rc;
+    }
+    e->level_bytes[lv] += w;
+    return TOPOMAP_OK;
+}
+
+/* Add (sign +1) or remove (sign -1) one message a -> b of w bytes. */
+static int message_update(topomap_eval *e, int32_t a, int32_t b, double w, int sign)
+{
+    const topomap_machine *m = e->m;
+    int32_t na = topomap_machine_node_of(m, a), nb = topomap_machine_node_of(m, b);
+    double sw = sign * w;
+    int rc = level_add(e, topomap_machine_level_of(m, a, b), sw);
+    if (rc) return rc;
+    e->s.qap += sw * topomap_machine_distance(m, a, b);
+    int32_t h = 0;
+    if (na != nb) {
+        e->s.edge_cut += sw;
+        e->s.cut_messages += sign;
+        h = topomap_machine_route(m, na, nb, e->route_buf);
+        for (int32_t r = 0; r < h && !rc; r++) rc = link_add(e, e->route_buf[r], sw, sign);
+        if (rc) return rc;
+        e->s.hop_bytes += sw * h;
+        e->s.dilation += sign * h;
+    }
+    return hist_add(e, h, sign);
+}
+
+static void rollback(topomap_eval *e)
+{
+    for (int64_t i = e->jlen - 1; i >= 0; i--) {
+        journal_entry *j = &e->journal[i];
+        if (j->kind == 0) {
+            e->load[j->index] = j->value;
+            e->count[j->index] = j->count;
+            seg_set(e, j->index, j->count ? j->value / topomap_machine_link_capacity(e->m, j->index) : 0.0);
+        } else if (j->kind == 1) {
+            e->hist[j->index] = j->count;
+        } else {
+            e->level_bytes[j->index] = j->value;
+        }
+    }
+    e->jlen = 0;
+}
+
+int topomap_eval_create(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of,
+                        const double *weights, topomap_eval **out)
+{
+    const double *w = weights ? weights : unit_weights;
+    int rc = check_weights(w);
+    if (!rc) rc = check_mapping(m, p, pe_of);
+    if (rc) return rc;
+    topomap_eval *e = calloc(1, sizeof *e);
+    if (!e) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
+    int64_t nnz = p->indptr[p->n];
+    e->m = m;
+    e->p = *p;
+    memcpy(e->w, w, sizeof e->w);
+    e->nlinks = topomap_machine_nlinks(m);
+    e->nlevels = topomap_machine_nlevels(m);
+    e->max_route = topomap_machine_max_route(m);
+    e->seg_size = 1;
+    while (e->seg_size < e->nlinks) e->seg_size *= 2;
+    e->t_indptr = malloc(((size_t)p->n + 1) * sizeof *e->t_indptr);
+    e->t_indices = malloc((size_t)nnz * sizeof *e->t_indices + 1);
+    e->t_bytes = malloc((size_t)nnz * sizeof *e->t_bytes + 1);
+    e->pe_of = malloc((size_t)p->n * sizeof *e->pe_of);
+    e->load = calloc((size_t)e->nlinks + 1, sizeof *e->load);
+    e->count = calloc((size_t)e->nlinks + 1, sizeof *e->count);
+    e->seg = calloc(2 * (size_t)e->seg_size, sizeof *e->seg);
+    e->hist = calloc((size_t)e->max_route + 1, sizeof *e->hist);
+    e->level_bytes = calloc((size_t)e->nlevels, sizeof *e->level_bytes);
+    e->route_buf = malloc(((size_t)e->max_route + 1) * sizeof *e->route_buf);
+    if (!e->t_indptr || !e->t_indices || !e->t_bytes || !e->pe_of || !e->load || !e->count || !e->seg ||
+        !e->hist || !e->level_bytes || !e->route_buf) {
+        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory building the evaluator");
+        goto cleanup;
+    }
+    rc = topomap_pattern_transpose(p, e->t_indptr, e->t_indices, e->t_bytes);
+    if (rc) goto cleanup;
+    memcpy(e->pe_of, pe_of, (size_t)p->n * sizeof *pe_of);
+    int32_t max_dil;
+    accumulate(m, p, pe_of, e->load, e->count, e->level_bytes, e->hist, e->route_buf, &e->s, &max_dil);
+    for (int32_t l = 0; l < e->nlinks; l++)
+        if (e->count[l]) {
+            double c = e->load[l] / topomap_machine_link_capacity(m, l);
+            e->s1 += c;
+            e->s2 += c * c;
+            e->nz++;
+            e->seg[e->seg_size + l] = c;
+        }
+    for (int64_t i = e->seg_size - 1; i >= 1; i--)
+        e->seg[i] = e->seg[2 * i] > e->seg[2 * i + 1] ? e->seg[2 * i] : e->seg[2 * i + 1];
+    *out = e;
+    return TOPOMAP_OK;
+cleanup:
+    topomap_eval_destroy(e);
+    return rc;
+}
+
+void topomap_eval_destroy(topomap_eval *e)
+{
+    if (!e) return;
+    free(e->t_indptr);
+    free(e->t_indices);
+    free(e->t_bytes);
+    free(e->pe_of);
+    free(e->load);
+    free(e->count);
+    free(e->seg);
+    free(e->hist);
+    free(e->level_bytes);
+    free(e->route_buf);
+    free(e->journal);
+    free(e);
+}
+
+void topomap_eval_metrics(const topomap_eval *e, topomap_metrics *out)
+{
+    int32_t max_dil = e->max_route;
+    while (max_dil > 0 && e->hist[max_dil] == 0) max_dil--;
+    finish(&e->s, max_dil, e->nlinks ? e->seg[1] : 0.0, e->s1, e->s2, e->nz, e->w, out);
+}
+
+const int32_t *topomap_eval_mapping(const topomap_eval *e) { return e->pe_of; }
+const double *topomap_eval_link_loads(const topomap_eval *e) { return e->load; }
+const double *topomap_eval_level_bytes(const topomap_eval *e) { return e->level_bytes; }
+
+/* Move the messages of process x as if p sat on new_p and q on new_q
+   (q = -1 for a single move).  Messages between p and q are handled once,
+   from p's side. */
+static int relocate(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t new_q)
+{
+    const topomap_pattern *pt = &e->p;
+    int rc = TOPOMAP_OK;
+#define NEWPE(x) ((x) == p ? new_p : (x) == q ? new_q : e->pe_of[x])
+    for (int side = 0; side < 2 && !rc; side++) {
+        int32_t x = side == 0 ? p : q;
+        if (x < 0) break;
+        for (int64_t k = pt->indptr[x]; k < pt->indptr[x + 1] && !rc; k++) {
+            int32_t y = pt->indices[k];
+            if (side == 1 && y == p) continue;
+            rc = message_update(e, e->pe_of[x], e->pe_of[y], pt->bytes[k], -1);
+            if (!rc) rc = message_update(e, NEWPE(x), NEWPE(y), pt->bytes[k], +1);
+        }
+        for (int64_t k = e->t_indptr[x]; k < e->t_indptr[x + 1] && !rc; k++) {
+            int32_t y = e->t_indices[k];
+            if (side == 1 && y == p) continue;
+            rc = message_update(e, e->pe_of[y], e->pe_of[x], e->t_bytes[k], -1);
+            if (!rc) rc = message_update(e, NEWPE(y), NEWPE(x), e->t_bytes[k], +1);
+        }
+    }
+#undef NEWPE
+    return rc;
+}
+
+static int check_process(const topomap_eval *e, int32_t p)
+{
+    if (p < 0 || p >= e->p.n)
+        return topomap_i_fail(TOPOMAP_EINVAL, "process %d is out of range [0, %d)", (int)p, (int)e->p.n);
+    return TOPOMAP_OK;
+}
+
+static int check_pe(const topomap_eval *e, int32_t pe)
+{
+    if (pe < 0 || pe >= topomap_machine_npes(e->m))
+        return topomap_i_fail(TOPOMAP_EINVAL, "PE %d is out of range [0, %d)", (int)pe,
+                              (int)topomap_machine_npes(e->m));
+    return TOPOMAP_OK;
+}
+
+/* Apply (journal == 0) or try (journal == 1) a move or swap. */
+static int change(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t new_q, int journal,
+                  topomap_metrics *after)
+{
+    sums saved = e->s;
+    double s1 = e->s1, s2 = e->s2;
+    int64_t nz = e->nz;
+    e->journaling = journal;
+    e->jlen = 0;
+    int rc = relocate(e, p, new_p, q, new_q);
+    if (!rc && after) topomap_eval_metrics(e, after);
+    /* Applying never fails (the journal, the only allocation, is off), so
+       only a try needs undoing. */
+    if (journal) {
+        rollback(e);
+        e->s = saved;
+        e->s1 = s1;
+        e->s2 = s2;
+        e->nz = nz;
+    } else {
+        e->pe_of[p] = new_p;
+        if (q >= 0) e->pe_of[q] = new_q;
+    }
+    e->journaling = 0;
+    return rc;
+}
+
+int topomap_eval_try_move(topomap_eval *e, int32_t p, int32_t pe, topomap_metrics *after)
+{
+    int rc = check_process(e, p);
+    if (!rc) rc = check_pe(e, pe);
+    if (rc) return rc;
+    return change(e, p, pe, -1, -1, 1, after);
+}
+
+int topomap_eval_try_swap(topomap_eval *e, int32_t p, int32_t q, topomap_metrics *after)
+{
+    int rc = check_process(e, p);
+    if (!rc) rc = check_process(e, q);
+    if (rc) return rc;
+    if (p == q) {
+        topomap_eval_metrics(e, after);
+        return TOPOMAP_OK;
+    }
+    return change(e, p, e->pe_of[q], q, e->pe_of[p], 1, after);
+}
+
+int topomap_eval_move(topomap_eval *e, int32_t p, int32_t pe)
+{
+    int rc = check_process(e, p);
+    if (!rc) rc = check_pe(e, pe);
+    if (rc) return rc;
+    return change(e, p, pe, -1, -1, 0, NULL);
+}
+
+int topomap_eval_swap(topomap_eval *e, int32_t p, int32_t q)
+{
+    int rc = check_process(e, p);
+    if (!rc) rc = check_process(e, q);
+    if (rc || p == q) return rc;
+    return change(e, p, e->pe_of[q], q, e->pe_of[p], 0, NULL);
+}

@@ -1,0 +1,94 @@
+/* The machine and its routing oracle (DESIGN.md §2).
+
+   A machine is a network of `nnodes` compute nodes, each holding the same node
+   tree of `pes_per_node` processing elements (PEs).  PE id = node id *
+   pes_per_node + local index.  Every mapper and metric talks to the machine
+   only through the functions below; only csrc/core/machine*.c know which kind
+   of network it is.  Structured kinds compute routes on the fly. */
+#ifndef TOPOMAP_MACHINE_H
+#define TOPOMAP_MACHINE_H
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct topomap_machine topomap_machine;
+
+/* Node tree: `nlevels` grouping levels above the PEs, bottom-up; the last is
+   the node root.  groups[k * pes_per_node + i] = id of local PE i's ancestor
+   at level k (groups of level nlevels-1 are all 0).  costs[k] = distance
+   between two PEs whose lowest common ancestor is at level k.  Copied. */
+typedef struct {
+    int32_t pes_per_node;
+    int32_t nlevels;
+    const int32_t *groups;
+    const double *costs;
+} topomap_node_tree;
+
+/* One compute node, no network. */
+int topomap_machine_create_single(const topomap_node_tree *tree, topomap_machine **out);
+
+/* n-D torus (wrap[d] != 0) or mesh (wrap[d] == 0) with dimension-order
+   routing.  Node id = x0 + d0*(x1 + d1*(x2 + ...)).  Link id =
+   (node*ndims + dim)*2 + dir, dir 0 = towards +1, 1 = towards -1.  On a tie
+   (delta == size/2) the route goes +.  Distance between nodes = hops. */
+int topomap_machine_create_torus(const topomap_node_tree *tree, int32_t ndims,
+                                 const int32_t *dims, const uint8_t *wrap,
+                                 topomap_machine **out);
+
+/* Tree network above the nodes: arities bottom-up (arity[0] nodes per
+   level-1 switch, ..., level `nlevels` is the root).  Distance between nodes
+   whose ancestors meet at level h is costs[h-1].  Link ids: the edge of
+   entity e at level l to its parent is offset[l] + e; up link 2*edge, down
+   link 2*edge + 1. */
+int topomap_machine_create_tree(const topomap_node_tree *tree, int32_t nlevels,
+                                const int32_t *arity, const double *costs,
+                                topomap_machine **out);
+
+void topomap_machine_destroy(topomap_machine *m);
+
+int32_t topomap_machine_nnodes(const topomap_machine *m);
+int32_t topomap_machine_npes(const topomap_machine *m);
+int32_t topomap_machine_pes_per_node(const topomap_machine *m);
+int32_t topomap_machine_nlinks(const topomap_machine *m);
+/* Upper bound of route_count over all node pairs (the network diameter for
+   the structured kinds). */
+int32_t topomap_machine_max_route(const topomap_machine *m);
+/* Number of distinct values level_of can return: node tree levels + network
+   levels + 1 (level 0 = same PE). */
+int32_t topomap_machine_nlevels(const topomap_machine *m);
+
+/* Link capacities (bytes/s or relative units), length nlinks, all > 0.
+   Defaults to 1.  Copied. */
+int topomap_machine_set_capacities(topomap_machine *m, const double *cap);
+double topomap_machine_link_capacity(const topomap_machine *m, int32_t link);
+/* 1 if the link exists (mesh boundary and size-1 dimension ids do not). */
+int topomap_machine_link_exists(const topomap_machine *m, int32_t link);
+
+static inline int32_t topomap_machine_node_of(const topomap_machine *m, int32_t pe);
+/* Number of links on the route between two nodes (0 if equal). */
+int32_t topomap_machine_route_count(const topomap_machine *m, int32_t node_a, int32_t node_b);
+/* Directed link ids of the route, in order; returns the count.  `out` must
+   hold max_route entries. */
+int32_t topomap_machine_route(const topomap_machine *m, int32_t node_a, int32_t node_b,
+                              int32_t *out);
+/* QAP distance between two PEs (0 if equal). */
+double topomap_machine_distance(const topomap_machine *m, int32_t pe_a, int32_t pe_b);
+/* Level of the lowest common ancestor: 0 same PE, 1..L node tree levels,
+   L+1.. network levels. */
+int32_t topomap_machine_level_of(const topomap_machine *m, int32_t pe_a, int32_t pe_b);
+
+/* ---- inline part: hot, identical for every kind ---- */
+struct topomap_i_machine_head {
+    int32_t pes_per_node;
+};
+static inline int32_t topomap_machine_node_of(const topomap_machine *m, int32_t pe)
+{
+    return pe / ((const struct topomap_i_machine_head *)(const void *)m)->pes_per_node;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

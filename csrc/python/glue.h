@@ -1,0 +1,41 @@
+/* Shared by the CPython glue files: argument conversion and error mapping. */
+#ifndef TOPOMAP_GLUE_H
+#define TOPOMAP_GLUE_H
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL topomap_ARRAY_API
+#ifndef TOPOMAP_GLUE_MAIN
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+#include "topomap/topomap.h"
+
+typedef struct {
+    PyObject_HEAD
+    topomap_machine *m;
+} PyTopomapMachine;
+
+extern PyTypeObject PyTopomapMachine_Type;
+extern PyTypeObject PyTopomapEvaluator_Type;
+
+/* Raise the Python exception for a core error code; returns NULL. */
+PyObject *pytopomap_raise(int rc);
+/* A C-contiguous, aligned array of `type` from any array-like (new reference),
+   checking it is 1-D of length `len` (len < 0: any). */
+PyArrayObject *pytopomap_array(PyObject *obj, int type, npy_intp len, const char *what);
+/* Metrics struct -> dict. */
+PyObject *pytopomap_metrics_dict(const topomap_metrics *mt);
+/* Fill a pattern view from (indptr, indices, bytes); keeps new references in arrs[3]. */
+int pytopomap_pattern(PyObject *indptr, PyObject *indices, PyObject *bytes, topomap_pattern *p,
+                      PyArrayObject *arrs[3]);
+/* Read 4 hybrid weights (None = NULL). */
+int pytopomap_weights(PyObject *obj, double w[4], const double **out);
+
+PyObject *pytopomap_evaluate(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pytopomap_map_block(PyObject *self, PyObject *args);
+PyObject *pytopomap_map_cyclic(PyObject *self, PyObject *args);
+PyObject *pytopomap_map_random(PyObject *self, PyObject *args);
+PyObject *pytopomap_allocate_nodes(PyObject *self, PyObject *args);
+PyObject *pytopomap_hwloc_topology_xml(PyObject *self, PyObject *args);
+#endif

@@ -1,0 +1,377 @@
+"""The communication pattern: who sends how many bytes to whom.
+
+A :class:`Pattern` is a directed weighted graph over ``n`` processes in CSR form
+(``indptr`` int64, ``indices`` int32, ``bytes`` float64, optional ``msgs``
+float64).  Rows are senders, columns receivers.
+
+Rules applied by every constructor (documented once, here):
+
+* Self-messages ``p -> p`` are dropped: they never leave the process, so no
+  metric counts them.  Their bytes are recorded in
+  ``provenance["dropped_self_bytes"]``.
+* Entries with zero bytes are dropped (zero-byte messages load no link and are
+  not modelled).
+* Duplicate ``(src, dst)`` entries are summed.
+* Negative, NaN or infinite weights, indices out of range and non-integer
+  indices raise :class:`~topomap.errors.PatternError` naming the offending entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping as TMapping
+
+import numpy as np
+
+from .errors import MissingDependencyError, PatternError
+
+__all__ = ["Pattern"]
+
+
+def _as_index_array(values: Any, what: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise PatternError(f"{what} must be one-dimensional, got shape {arr.shape}")
+    if arr.size == 0:
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise PatternError(f"{what} must hold integers, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise PatternError(f"{what}[{i}] = {arr[i]!r} is not an integer")
+    return arr.astype(np.int64)
+
+
+def _as_weight_array(values: Any, what: str, size: int) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim == 0:
+        arr = np.full(size, arr)
+    if arr.shape != (size,):
+        raise PatternError(f"{what} has shape {arr.shape}, expected ({size},)")
+    if arr.size and (arr.dtype.kind == "b" or arr.dtype.kind not in "iuf"):
+        raise PatternError(f"{what} must be numeric, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise PatternError(f"{what}[{i}] = {arr[i]!r} is negative, NaN or infinite")
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Pattern:
+    """Directed communication pattern over ``n`` processes, in CSR form.
+
+    Build it with :meth:`from_dense`, :meth:`from_sparse`, :meth:`from_networkx`
+    or :meth:`from_edges`; the constructor itself expects canonical CSR
+    (sorted, no duplicates, no self loops, positive bytes) and validates it.
+
+    Attributes
+    ----------
+    n : int
+        Number of processes.
+    indptr, indices, bytes : numpy.ndarray
+        CSR arrays: the messages of process ``p`` go to
+        ``indices[indptr[p]:indptr[p+1]]`` with volumes ``bytes[...]``.
+    msgs : numpy.ndarray or None
+        Message counts per entry, when the source counted them.
+    provenance : dict
+        Where the pattern came from (generator and parameters, or file).
+
+    Examples
+    --------
+    >>> import numpy as np, topomap as tm
+    >>> pat = tm.Pattern.from_dense(np.array([[0, 5], [3, 0]]))
+    >>> pat.n, pat.nnz, pat.total_bytes
+    (2, 2, 8.0)
+    """
+
+    n: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    bytes: np.ndarray
+    msgs: np.ndarray | None = None
+    provenance: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = self.n
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+            raise PatternError(f"a pattern needs at least one process, got n={n!r}")
+        if n >= 2**31:
+            raise PatternError(f"n={n} exceeds the int32 process id range")
+        object.__setattr__(self, "n", int(n))
+        indptr = np.ascontiguousarray(self.indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(self.indices, dtype=np.int32)
+        byts = np.ascontiguousarray(self.bytes, dtype=np.float64)
+        if indptr.shape != (n + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0):
+            raise PatternError("indptr must have length n+1, start at 0 and be non-decreasing")
+        nnz = int(indptr[-1])
+        if indices.shape != (nnz,) or byts.shape != (nnz,):
+            raise PatternError(f"indices and bytes must have length indptr[-1] = {nnz}")
+        if nnz:
+            if indices.min() < 0 or indices.max() >= n:
+                i = int(np.flatnonzero((indices < 0) | (indices >= n))[0])
+                raise PatternError(f"receiver {indices[i]} of entry {i} is out of range [0, {n})")
+            bad = ~np.isfinite(byts) | (byts <= 0)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise PatternError(f"bytes[{i}] = {byts[i]!r} must be positive and finite")
+            rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+            if np.any(rows == indices):
+                i = int(np.flatnonzero(rows == indices)[0])
+                raise PatternError(f"self-message of process {rows[i]} in canonical CSR")
+            key = rows * n + indices
+            if np.any(np.diff(key) <= 0):
+                raise PatternError("CSR columns must be sorted and unique within each row")
+        object.__setattr__(self, "indptr", indptr)
+        object.__setattr__(self, "indices", indices)
+        object.__setattr__(self, "bytes", byts)
+        if self.msgs is not None:
+            msgs = _as_weight_array(self.msgs, "msgs", nnz)
+            object.__setattr__(self, "msgs", np.ascontiguousarray(msgs))
+        for arr in (self.indptr, self.indices, self.bytes) + ((self.msgs,) if self.msgs is not None else ()):
+            arr.setflags(write=False)
+        object.__setattr__(self, "provenance", dict(self.provenance))
+
+    # ------------------------------------------------------------------ builders
+    @classmethod
+    def from_edges(
+        cls,
+        src: Any,
+        dst: Any,
+        bytes: Any,
+        msgs: Any = None,
+        *,
+        n: int | None = None,
+        provenance: TMapping[str, Any] | None = None,
+    ) -> "Pattern":
+        """Build a pattern from parallel arrays of messages ``src -> dst``.
+
+        Duplicates are summed, self-messages and zero-byte entries dropped.
+
+        Parameters
+        ----------
+        src, dst : array_like of int
+            Sender and receiver of each entry.
+        bytes : array_like of float or scalar
+            Volume of each entry (a scalar applies to all).
+        msgs : array_like of float, optional
+            Message count of each entry.
+        n : int, optional
+            Number of processes; defaults to ``max(src, dst) + 1``.
+        provenance : mapping, optional
+            Recorded in :attr:`provenance`.
+
+        Examples
+        --------
+        >>> import topomap as tm
+        >>> pat = tm.Pattern.from_edges([0, 1, 1], [1, 0, 0], [4.0, 1.0, 2.0])
+        >>> pat.to_dense().tolist()
+        [[0.0, 4.0], [3.0, 0.0]]
+        """
+        s = _as_index_array(src, "src")
+        d = _as_index_array(dst, "dst")
+        if s.shape != d.shape:
+            raise PatternError(f"src has {s.size} entries but dst has {d.size}")
+        w = _as_weight_array(bytes, "bytes", s.size)
+        m = None if msgs is None else _as_weight_array(msgs, "msgs", s.size)
+        if n is None:
+            if s.size == 0:
+                raise PatternError("empty edge list: give n to build a pattern without messages")
+            n = int(max(s.max(), d.max())) + 1
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+            raise PatternError(f"n must be a positive integer, got {n!r}")
+        for name, a in (("src", s), ("dst", d)):
+            bad = (a < 0) | (a >= n)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise PatternError(f"{name}[{i}] = {a[i]} is out of range [0, {n})")
+        prov = dict(provenance or {})
+        self_mask = s == d
+        prov["dropped_self_bytes"] = float(prov.get("dropped_self_bytes", 0.0)) + float(w[self_mask].sum())
+        keep = ~self_mask & (w > 0)
+        s, d, w = s[keep], d[keep], w[keep]
+        if m is not None:
+            m = m[keep]
+        key = s * n + d
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        uniq, start = np.unique(key, return_index=True)
+        wsum = np.add.reduceat(w[order], start) if uniq.size else w[:0]
+        msum = None
+        if m is not None:
+            msum = np.add.reduceat(m[order], start) if uniq.size else m[:0]
+        rows = uniq // n
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        return cls(int(n), indptr, (uniq % n).astype(np.int32), wsum, msum, prov)
+
+    @classmethod
+    def from_dense(
+        cls, matrix: Any, msgs: Any = None, *, provenance: TMapping[str, Any] | None = None
+    ) -> "Pattern":
+        """Build a pattern from a dense ``n x n`` matrix of bytes (row sends to column).
+
+        Examples
+        --------
+        >>> import numpy as np, topomap as tm
+        >>> tm.Pattern.from_dense(np.ones((3, 3))).nnz   # the diagonal is dropped
+        6
+        """
+        c = np.asarray(matrix)
+        if c.ndim != 2 or c.shape[0] != c.shape[1]:
+            raise PatternError(f"a communication matrix must be square, got shape {c.shape}")
+        if c.shape[0] == 0:
+            raise PatternError("a communication matrix needs at least one process")
+        if c.dtype.kind == "b" or c.dtype.kind not in "iuf":
+            raise PatternError(f"a communication matrix must be numeric, got dtype {c.dtype}")
+        cf = c.astype(np.float64)
+        bad = ~np.isfinite(cf) | (cf < 0)
+        if bad.any():
+            i, j = map(int, np.argwhere(bad)[0])
+            raise PatternError(f"matrix[{i}, {j}] = {c[i, j]!r} is negative, NaN or infinite")
+        m = None
+        if msgs is not None:
+            m = np.asarray(msgs, dtype=np.float64)
+            if m.shape != c.shape:
+                raise PatternError(f"msgs has shape {m.shape}, bytes has {c.shape}")
+        s, d = np.nonzero(cf)
+        return cls.from_edges(
+            s, d, cf[s, d], None if m is None else m[s, d], n=c.shape[0],
+            provenance={"source": "dense", **(provenance or {})},
+        )
+
+    @classmethod
+    def from_sparse(cls, matrix: Any, *, provenance: TMapping[str, Any] | None = None) -> "Pattern":
+        """Build a pattern from a square ``scipy.sparse`` matrix of bytes.
+
+        Examples
+        --------
+        >>> import scipy.sparse as sp, topomap as tm
+        >>> tm.Pattern.from_sparse(sp.csr_matrix([[0, 2], [0, 0]])).total_bytes
+        2.0
+        """
+        if not hasattr(matrix, "tocoo"):
+            raise PatternError(f"expected a scipy.sparse matrix, got {type(matrix).__name__}")
+        coo = matrix.tocoo()
+        if coo.shape[0] != coo.shape[1]:
+            raise PatternError(f"a communication matrix must be square, got shape {coo.shape}")
+        if coo.shape[0] == 0:
+            raise PatternError("a communication matrix needs at least one process")
+        return cls.from_edges(
+            coo.row, coo.col, coo.data, n=coo.shape[0],
+            provenance={"source": "scipy.sparse", **(provenance or {})},
+        )
+
+    @classmethod
+    def from_networkx(
+        cls, graph: Any, weight: str = "weight", *, default: float = 1.0,
+        provenance: TMapping[str, Any] | None = None,
+    ) -> "Pattern":
+        """Build a pattern from a networkx graph whose nodes are ``0..n-1``.
+
+        An undirected edge becomes two messages (one each way), each with the
+        edge's ``weight`` attribute (``default`` when absent).
+
+        Examples
+        --------
+        >>> import networkx as nx, topomap as tm
+        >>> tm.Pattern.from_networkx(nx.path_graph(3)).nnz
+        4
+        """
+        nodes = list(graph.nodes)
+        n = len(nodes)
+        if n == 0:
+            raise PatternError("the graph has no nodes")
+        if sorted(nodes) != list(range(n)):
+            raise PatternError("graph nodes must be the integers 0..n-1 (relabel with networkx.convert_node_labels_to_integers)")
+        src, dst, w = [], [], []
+        for u, v, data in graph.edges(data=True):
+            val = data.get(weight, default)
+            src.append(u); dst.append(v); w.append(val)
+            if not graph.is_directed():
+                src.append(v); dst.append(u); w.append(val)
+        return cls.from_edges(
+            np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
+            np.array(w, dtype=np.float64), n=n,
+            provenance={"source": "networkx", **(provenance or {})},
+        )
+
+    # ------------------------------------------------------------------ views
+    @property
+    def nnz(self) -> int:
+        """Number of (sender, receiver) pairs that communicate."""
+        return int(self.indptr[-1])
+
+    @property
+    def total_bytes(self) -> float:
+        """Sum of all bytes sent."""
+        return float(self.bytes.sum())
+
+    def senders(self) -> np.ndarray:
+        """Sender of every CSR entry (the row index expanded)."""
+        return np.repeat(np.arange(self.n, dtype=np.int32), np.diff(self.indptr))
+
+    def to_dense(self) -> np.ndarray:
+        """Dense ``n x n`` float64 matrix of bytes."""
+        out = np.zeros((self.n, self.n))
+        out[self.senders(), self.indices] = self.bytes
+        return out
+
+    def to_scipy(self) -> Any:
+        """The bytes as a ``scipy.sparse.csr_matrix``."""
+        try:
+            import scipy.sparse as sp
+        except ImportError as exc:  # pragma: no cover - depends on environment
+            raise MissingDependencyError("to_scipy needs scipy: pip install 'topomap-hpc[test]'") from exc
+        return sp.csr_matrix((self.bytes, self.indices, self.indptr), shape=(self.n, self.n))
+
+    def symmetric(self) -> "Pattern":
+        """Undirected view: ``C + C^T`` (each pair carries the traffic of both directions).
+
+        Examples
+        --------
+        >>> import topomap as tm
+        >>> tm.Pattern.from_edges([0], [1], [5.0]).symmetric().to_dense().tolist()
+        [[0.0, 5.0], [5.0, 0.0]]
+        """
+        s = self.senders()
+        msgs = None if self.msgs is None else np.concatenate([self.msgs, self.msgs])
+        return Pattern.from_edges(
+            np.concatenate([s, self.indices]), np.concatenate([self.indices, s]),
+            np.concatenate([self.bytes, self.bytes]), msgs, n=self.n,
+            provenance={**self.provenance, "symmetric": True},
+        )
+
+    def quotient(self, part: Any, nparts: int | None = None) -> "Pattern":
+        """Pattern between groups: process ``p`` belongs to group ``part[p]``.
+
+        Traffic inside a group disappears (recorded as ``dropped_self_bytes``).
+
+        Examples
+        --------
+        >>> import topomap as tm
+        >>> pat = tm.Pattern.from_edges([0, 1, 2], [1, 2, 3], 1.0)
+        >>> pat.quotient([0, 0, 1, 1]).to_dense().tolist()
+        [[0.0, 1.0], [0.0, 0.0]]
+        """
+        p = _as_index_array(part, "part")
+        if p.shape != (self.n,):
+            raise PatternError(f"part has {p.size} entries, the pattern has {self.n} processes")
+        if p.size and p.min() < 0:
+            i = int(np.flatnonzero(p < 0)[0])
+            raise PatternError(f"part[{i}] = {p[i]} is negative")
+        k = int(p.max()) + 1 if nparts is None else int(nparts)
+        if p.max() >= k:
+            i = int(np.flatnonzero(p >= k)[0])
+            raise PatternError(f"part[{i}] = {p[i]} is out of range [0, {k})")
+        return Pattern.from_edges(
+            p[self.senders()], p[self.indices], self.bytes, self.msgs, n=k,
+            provenance={"source": "quotient", "of": dict(self.provenance), "nparts": k},
+        )
+
+    def __repr__(self) -> str:
+        src = self.provenance.get("generator") or self.provenance.get("source", "?")
+        return f"Pattern(n={self.n}, nnz={self.nnz}, total_bytes={self.total_bytes:g}, source={src!r})"
