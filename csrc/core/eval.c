@@ -104,7 +104,7 @@ static void accumulate(const topomap_machine *m, const topomap_pattern *p, const
     }
 }
 
-static void finish(const sums *s, int32_t max_dil, double mc, double s1, double s2, int64_t nz,
+static void finish(const sums *s, int32_t max_dil, double mc, double avg, double var, int64_t nz,
                    const double *w, topomap_metrics *out)
 {
     out->hop_bytes = s->hop_bytes;
@@ -115,12 +115,11 @@ static void finish(const sums *s, int32_t max_dil, double mc, double s1, double 
     out->qap = s->qap;
     out->max_congestion = mc;
     out->nz_links = nz;
-    out->nz_congestion_avg = nz ? s1 / (double)nz : 0.0;
-    double var = nz ? s2 / (double)nz - out->nz_congestion_avg * out->nz_congestion_avg : 0.0;
-    out->nz_congestion_var = var > 0 ? var : 0.0; /* round-off can dip below 0 */
+    out->nz_congestion_avg = avg;
+    out->nz_congestion_var = var > 0 ? var : 0.0; /* running sums can round below 0 */
     out->edge_cut = s->edge_cut;
     out->edge_cut_messages = s->cut_messages;
-    out->hybrid = w[0] * out->hop_bytes + w[1] * mc + w[2] * out->nz_congestion_avg + w[3] * out->nz_congestion_var;
+    out->hybrid = w[0] * out->hop_bytes + w[1] * mc + w[2] * avg + w[3] * out->nz_congestion_var;
 }
 
 int topomap_evaluate(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of,
@@ -159,8 +158,7 @@ int topomap_evaluate(const topomap_machine *m, const topomap_pattern *p, const i
             double d = load[l] / topomap_machine_link_capacity(m, l) - mean;
             dev2 += d * d;
         }
-    finish(&s, max_dil, mc, s1, nz ? dev2 / (double)nz + mean * mean : 0.0, nz, w, out);
-    if (nz) out->nz_congestion_var = dev2 / (double)nz;
+    finish(&s, max_dil, mc, mean, nz ? dev2 / (double)nz : 0.0, nz, w, out);
 cleanup:
     if (!(detail && detail->link_load)) free(load);
     if (!(detail && detail->level_bytes)) free(lev);
@@ -355,7 +353,9 @@ void topomap_eval_metrics(const topomap_eval *e, topomap_metrics *out)
 {
     int32_t max_dil = e->max_route;
     while (max_dil > 0 && e->hist[max_dil] == 0) max_dil--;
-    finish(&e->s, max_dil, e->nlinks ? e->seg[1] : 0.0, e->s1, e->s2, e->nz, e->w, out);
+    double avg = e->nz ? e->s1 / (double)e->nz : 0.0;
+    double var = e->nz ? e->s2 / (double)e->nz - avg * avg : 0.0;
+    finish(&e->s, max_dil, e->nlinks ? e->seg[1] : 0.0, avg, var, e->nz, e->w, out);
 }
 
 const int32_t *topomap_eval_mapping(const topomap_eval *e) { return e->pe_of; }

@@ -1,0 +1,121 @@
+"""One registry of mappers: ``topomap.map`` runs any of them by name."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import MappingError
+from .machine import Allocation
+from .mapping import Mapping, check_mapping
+from .metrics import as_pattern
+from .pattern import Pattern
+
+__all__ = ["register", "map", "methods", "MapperInfo"]
+
+
+@dataclass(frozen=True)
+class MapperInfo:
+    """A registered mapper: its function, what it does and its options."""
+
+    name: str
+    func: Callable[..., np.ndarray]
+    summary: str
+    options: dict = field(default_factory=dict)  # name -> (default, description)
+    source: str = ""
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "summary": self.summary, "source": self.source,
+                "options": {k: {"default": d, "doc": doc} for k, (d, doc) in self.options.items()}}
+
+
+_REGISTRY: dict[str, MapperInfo] = {}
+
+
+def register(name: str, summary: str, options: dict | None = None, source: str = "") -> Callable:
+    """Decorator: register ``func(pattern, allocation, *, seed, capacity, **options) -> pe_of``."""
+    def deco(func: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+        if name in _REGISTRY:
+            raise ValueError(f"mapper {name!r} is registered twice")
+        _REGISTRY[name] = MapperInfo(name, func, summary, dict(options or {}), source)
+        return func
+    return deco
+
+
+def methods() -> dict[str, MapperInfo]:
+    """The registered mappers by name.
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> sorted(tm.methods())[:3]
+    ['block', 'cyclic', 'random']
+    """
+    return dict(sorted(_REGISTRY.items()))
+
+
+def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int = 0, capacity: int = 1,
+        **options: Any) -> Mapping:
+    """Map the processes of ``pattern`` onto the PEs of ``allocation``.
+
+    Parameters
+    ----------
+    pattern : Pattern or array-like
+        The communication pattern (n processes).
+    allocation : Allocation
+        The PEs of the job, in launcher order.
+    method : str
+        A registered mapper (see :func:`methods`).
+    seed : int
+        Seed for mappers that use randomness; same seed, same mapping.
+    capacity : int
+        Most processes per PE (n-to-1 mapping when > 1).
+    **options
+        Mapper options (see ``methods()[method].options``).
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> alloc = tm.machine("torus:4x4/4").allocate(64)
+    >>> tm.map(tm.generators.stencil_2d((8, 8)), alloc, method="random", seed=3).n
+    64
+    """
+    if method not in _REGISTRY:
+        raise MappingError(f"unknown mapping method {method!r}; registered: {', '.join(sorted(_REGISTRY))}")
+    info = _REGISTRY[method]
+    unknown = set(options) - set(info.options)
+    if unknown:
+        raise MappingError(f"method {method!r} has no option {sorted(unknown)[0]!r}; "
+                           f"its options: {', '.join(info.options) or 'none'}")
+    if not isinstance(allocation, Allocation):
+        raise MappingError(f"map needs an Allocation (machine.allocate(...)), got {type(allocation).__name__}")
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise MappingError(f"seed must be a non-negative integer, got {seed!r}")
+    if not isinstance(capacity, (int, np.integer)) or isinstance(capacity, bool) or capacity < 1:
+        raise MappingError(f"capacity must be a positive integer, got {capacity!r}")
+    pat: Pattern = as_pattern(pattern)
+    if pat.n > len(allocation) * capacity:
+        raise MappingError(f"{pat.n} processes do not fit on {len(allocation)} PEs with capacity {capacity}")
+    opts = {k: d for k, (d, _) in info.options.items()}
+    opts.update(options)
+    t0 = time.perf_counter()
+    pe_of = np.asarray(info.func(pat, allocation, seed=int(seed), capacity=int(capacity), **opts))
+    seconds = time.perf_counter() - t0
+    check_mapping(pe_of, pat.n, allocation, capacity)
+    return Mapping(pe_of, method=method, seed=int(seed), seconds=seconds, options=opts, capacity=int(capacity))
+
+
+def describe(info: MapperInfo) -> str:
+    """One paragraph of help for ``topomap methods``."""
+    lines = [f"{info.name}: {info.summary}"]
+    if info.source:
+        lines.append(f"  source: {info.source}")
+    for k, (d, doc) in info.options.items():
+        lines.append(f"  {k} (default {d!r}): {doc}")
+    if not info.options:
+        lines.append("  no options")
+    return "\n".join(lines)
+
