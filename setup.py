@@ -78,9 +78,9 @@ core = Extension(
     "topomap._core",
     sources=sorted(glob("csrc/core/*.c")) + sorted(glob("csrc/python/*.c")),
     include_dirs=["csrc/include", "csrc/core", numpy.get_include()],
-    extra_compile_args=["-std=c11", "-O3", "-Wall", "-Wextra", "-Wno-unused-parameter",
+    extra_compile_args=["-std=c11", "-O3", "-fopenmp", "-Wall", "-Wextra", "-Wno-unused-parameter",
                         "-Wno-missing-field-initializers", "-Wno-cast-function-type"],
-    extra_link_args=["-lm"],
+    extra_link_args=["-lm", "-fopenmp"],
 )
 
 setup(ext_modules=[core], cmdclass={"build_ext": BuildExt})

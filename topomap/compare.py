@@ -36,9 +36,13 @@ def compare(pattern: Any, allocation: Allocation, methods: Sequence[str] | None 
     1.0
     """
     pat = as_pattern(pattern)
+    if isinstance(methods, str):
+        methods = [methods]
     names = list(methods) if methods is not None else list(registered())
     if normalize is not None and normalize not in names:
         names = [normalize, *names]
+    if not names:
+        raise MappingError("compare needs at least one method")
     rows = []
     for name in names:
         mp = run_mapper(pat, allocation, method=name, seed=seed, capacity=capacity)

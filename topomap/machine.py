@@ -213,7 +213,10 @@ class Machine:
 
     def set_capacities(self, capacity: Any) -> None:
         """Set link capacities: a scalar or one positive value per link id."""
-        cap = np.asarray(capacity, dtype=np.float64)
+        try:
+            cap = np.asarray(capacity, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise MachineError(f"capacities must be numbers, got {capacity!r}") from None
         if cap.ndim == 0:
             cap = np.full(self.nlinks, float(cap))
         try:
@@ -243,7 +246,8 @@ class Machine:
         seed : int
             Seed for the random policies.
         runs : int
-            Number of runs of a fragmented allocation.
+            Number of runs of a fragmented allocation (fewer when the job
+            needs so many nodes that the free ones cannot separate that many).
 
         Examples
         --------
@@ -257,13 +261,16 @@ class Machine:
             raise MachineError(f"allocate needs a positive number of PEs, got {n!r}")
         if n > self.npes:
             raise MachineError(f"cannot allocate {n} PEs on a machine with {self.npes}")
-        if not isinstance(runs, (int, np.integer)) or runs < 1:
+        if not isinstance(runs, (int, np.integer)) or isinstance(runs, bool) or runs < 1:
             raise MachineError(f"runs must be a positive integer, got {runs!r}")
-        if not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise MachineError(f"seed must be a non-negative integer, got {seed!r}")
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2**64:
+            raise MachineError(f"seed must be an integer in [0, 2**64), got {seed!r}")
         k = -(-int(n) // self.pes_per_node)
+        # k nodes in r separate runs need r - 1 free nodes between them: with less
+        # room, use as many runs as fit (one run when the job takes every node).
+        runs = max(1, min(int(runs), k, self.nnodes - k + 1))
         try:
-            nodes = _core.allocate_nodes(self._core, k, _POLICIES[policy], int(runs), int(seed) % 2**64)
+            nodes = _core.allocate_nodes(self._core, k, _POLICIES[policy], runs, int(seed))
         except ValueError as exc:
             raise MachineError(str(exc)) from None
         pes = (nodes[:, None].astype(np.int64) * self.pes_per_node + np.arange(self.pes_per_node)).ravel()[:n]

@@ -79,7 +79,12 @@ def check_mapping(pe_of: np.ndarray, n: int, allocation: Any, capacity: int) -> 
     with at most ``capacity`` processes per PE."""
     if pe_of.shape != (n,):
         raise MappingError(f"the mapping has {pe_of.size} entries but the pattern has {n} processes")
-    allowed = np.isin(pe_of, allocation.pes)
+    if pe_of.max() >= allocation.machine.npes:
+        p = int(np.argmax(pe_of))
+        raise MappingError(f"process {p} is mapped to PE {pe_of[p]}, outside the machine")
+    mask = np.zeros(allocation.machine.npes, dtype=bool)
+    mask[allocation.pes] = True
+    allowed = mask[pe_of]
     if not allowed.all():
         p = int(np.flatnonzero(~allowed)[0])
         raise MappingError(f"process {p} is mapped to PE {pe_of[p]}, which is not in the allocation")

@@ -109,7 +109,9 @@ def _resolve(pattern: Any, where: Any, mapping: Any) -> tuple[Pattern, Machine, 
         p = int(np.flatnonzero(pe >= machine.npes)[0])
         raise MappingError(f"process {p} is mapped to PE {pe[p]}, outside the machine's {machine.npes} PEs")
     if isinstance(where, Allocation):
-        inside = np.isin(pe, where.pes)
+        allowed = np.zeros(machine.npes, dtype=bool)
+        allowed[where.pes] = True
+        inside = allowed[pe]
         if not inside.all():
             p = int(np.flatnonzero(~inside)[0])
             raise MappingError(f"process {p} is mapped to PE {pe[p]}, which is not in the allocation")

@@ -18,6 +18,7 @@ Rules applied by every constructor (documented once, here):
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Mapping as TMapping
 
@@ -102,8 +103,13 @@ class Pattern:
         if n >= 2**31:
             raise PatternError(f"n={n} exceeds the int32 process id range")
         object.__setattr__(self, "n", int(n))
-        indptr = np.ascontiguousarray(self.indptr, dtype=np.int64)
-        indices = np.ascontiguousarray(self.indices, dtype=np.int32)
+        # Validate before casting: a float index or one beyond int32 must not be truncated silently.
+        indptr = np.ascontiguousarray(_as_index_array(self.indptr, "indptr"), dtype=np.int64)
+        indices = _as_index_array(self.indices, "indices")
+        if indices.size and (indices.min() < 0 or indices.max() >= n):
+            i = int(np.flatnonzero((indices < 0) | (indices >= n))[0])
+            raise PatternError(f"receiver {indices[i]} of entry {i} is out of range [0, {n})")
+        indices = np.ascontiguousarray(indices, dtype=np.int32)
         byts = np.ascontiguousarray(self.bytes, dtype=np.float64)
         if indptr.shape != (n + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0):
             raise PatternError("indptr must have length n+1, start at 0 and be non-decreasing")
@@ -183,6 +189,8 @@ class Pattern:
             n = int(max(s.max(), d.max())) + 1
         if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
             raise PatternError(f"n must be a positive integer, got {n!r}")
+        if n >= 2**31:
+            raise PatternError(f"n={n} exceeds the int32 process id range")
         for name, a in (("src", s), ("dst", d)):
             bad = (a < 0) | (a >= n)
             if bad.any():
@@ -234,7 +242,10 @@ class Pattern:
             raise PatternError(f"matrix[{i}, {j}] = {c[i, j]!r} is negative, NaN or infinite")
         m = None
         if msgs is not None:
-            m = np.asarray(msgs, dtype=np.float64)
+            m = np.asarray(msgs)
+            if m.dtype.kind == "b" or m.dtype.kind not in "iuf":
+                raise PatternError(f"msgs must be numeric, got dtype {m.dtype}")
+            m = m.astype(np.float64)
             if m.shape != c.shape:
                 raise PatternError(f"msgs has shape {m.shape}, bytes has {c.shape}")
         s, d = np.nonzero(cf)
@@ -281,6 +292,8 @@ class Pattern:
         >>> tm.Pattern.from_networkx(nx.path_graph(3)).nnz
         4
         """
+        if not (hasattr(graph, "nodes") and hasattr(graph, "edges") and hasattr(graph, "is_directed")):
+            raise PatternError(f"expected a networkx graph, got {type(graph).__name__}")
         nodes = list(graph.nodes)
         n = len(nodes)
         if n == 0:
@@ -290,8 +303,10 @@ class Pattern:
         src, dst, w = [], [], []
         for u, v, data in graph.edges(data=True):
             val = data.get(weight, default)
+            if isinstance(val, (bool, np.bool_)) or not isinstance(val, numbers.Real):
+                raise PatternError(f"edge ({u}, {v}) has {weight}={val!r}, which is not a number")
             src.append(u); dst.append(v); w.append(val)
-            if not graph.is_directed():
+            if not graph.is_directed() and u != v:  # a self-loop is one message, not two
                 src.append(v); dst.append(u); w.append(val)
         return cls.from_edges(
             np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),

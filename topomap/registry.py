@@ -92,8 +92,8 @@ def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int =
                            f"its options: {', '.join(info.options) or 'none'}")
     if not isinstance(allocation, Allocation):
         raise MappingError(f"map needs an Allocation (machine.allocate(...)), got {type(allocation).__name__}")
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-        raise MappingError(f"seed must be a non-negative integer, got {seed!r}")
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2**64:
+        raise MappingError(f"seed must be an integer in [0, 2**64), got {seed!r}")
     if not isinstance(capacity, (int, np.integer)) or isinstance(capacity, bool) or capacity < 1:
         raise MappingError(f"capacity must be a positive integer, got {capacity!r}")
     pat: Pattern = as_pattern(pattern)

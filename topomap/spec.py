@@ -104,8 +104,10 @@ def _hierarchy(body: str, spec: str) -> Machine:
     if int(np.prod(arities, dtype=object)) > _MAX_PES:
         raise MachineError(f"machine spec {spec!r} has more than 2^31 PEs")
     # Node tree arities are top-down; the hierarchy lists them bottom-up.
+    # Names top-down, the last being the PE type; the root is "Node".  The lowest group
+    # (distance d1) is "level1", so level_names[k] matches the k-th distance.
     node = NodeTree.from_arities(arities[:node_levels][::-1], costs=dists[:node_levels],
-                                 names=[f"level{i + 1}" for i in range(node_levels)][::-1])
+                                 names=[f"level{i}" for i in range(node_levels - 1, 0, -1)] + ["PE"])
     up = arities[node_levels:]
     net = TreeNetwork(tuple(up), tuple(dists[node_levels:])) if up else SingleNode()
     return Machine(net, node, spec=spec)

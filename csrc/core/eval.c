@@ -14,6 +14,9 @@
 #include <math.h>
 #include "topomap/error.h"
 #include "topomap/eval.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 typedef struct {
     double hop_bytes, dilation, qap, total_bytes, edge_cut;
@@ -70,28 +73,27 @@ static int check_weights(const double *w)
     return TOPOMAP_OK;
 }
 
-/* One pass over all messages.  `count` and `hist` may be NULL. */
-static void accumulate(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of,
-                       double *load, int64_t *count, double *level_bytes, int64_t *hist,
+/* One pass over the messages of processes lo..hi-1.  `count` and `hist` may be NULL. */
+static void accumulate(const topomap_machine *m, const topomap_pattern *p, int32_t lo, int32_t hi,
+                       const int32_t *pe_of, double *load, int64_t *count, double *level_bytes, int64_t *hist,
                        int32_t *route_buf, sums *s, int32_t *max_dil)
 {
     int32_t P = topomap_machine_pes_per_node(m);
     memset(s, 0, sizeof *s);
     *max_dil = 0;
-    for (int32_t i = 0; i < p->n; i++) {
+    for (int32_t i = lo; i < hi; i++) {
         int32_t a = pe_of[i], na = a / P;
         for (int64_t k = p->indptr[i]; k < p->indptr[i + 1]; k++) {
             int32_t b = pe_of[p->indices[k]], nb = b / P;
-            double w = p->bytes[k];
+            double w = p->bytes[k], dist;
+            int32_t level, h = topomap_machine_pair(m, a, b, route_buf, &dist, &level);
             s->messages++;
             s->total_bytes += w;
-            level_bytes[topomap_machine_level_of(m, a, b)] += w;
-            s->qap += w * topomap_machine_distance(m, a, b);
-            int32_t h = 0;
+            level_bytes[level] += w;
+            s->qap += w * dist;
             if (na != nb) {
                 s->edge_cut += w;
                 s->cut_messages++;
-                h = topomap_machine_route(m, na, nb, route_buf);
                 for (int32_t r = 0; r < h; r++) load[route_buf[r]] += w;
                 if (count)
                     for (int32_t r = 0; r < h; r++) count[route_buf[r]]++;
@@ -122,6 +124,26 @@ static void finish(const sums *s, int32_t max_dil, double mc, double avg, double
     out->hybrid = w[0] * out->hop_bytes + w[1] * mc + w[2] * avg + w[3] * out->nz_congestion_var;
 }
 
+/* First process of chunk t (t = T: one past the last) when the messages are
+   cut into T nearly equal chunks. */
+static int32_t chunk_start(const topomap_pattern *p, int t, int T)
+{
+    if (t == 0) return 0;
+    if (t == T) return p->n;
+    int64_t target = p->indptr[p->n] / T * t;
+    int32_t lo = 0, hi = p->n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (p->indptr[mid] < target) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Threads split the messages; each sums into its own link and level arrays,
+   added up in thread order afterwards.  Loads are exact for integral byte
+   counts below 2^53; otherwise the last bits may depend on the thread count
+   (OMP_NUM_THREADS). */
 int topomap_evaluate(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of,
                      const double *weights, topomap_metrics *out, topomap_eval_detail *detail)
 {
@@ -130,18 +152,51 @@ int topomap_evaluate(const topomap_machine *m, const topomap_pattern *p, const i
     if (!rc) rc = check_mapping(m, p, pe_of);
     if (rc) return rc;
     int32_t nlinks = topomap_machine_nlinks(m), nlev = topomap_machine_nlevels(m);
-    double *load = detail && detail->link_load ? detail->link_load : calloc((size_t)nlinks + 1, sizeof *load);
-    double *lev = detail && detail->level_bytes ? detail->level_bytes : calloc((size_t)nlev, sizeof *lev);
-    int32_t *buf = malloc(((size_t)topomap_machine_max_route(m) + 1) * sizeof *buf);
-    if (!load || !lev || !buf) {
+    size_t rlen = (size_t)topomap_machine_max_route(m) + 1;
+    int T = 1;
+#ifdef _OPENMP
+    if (p->indptr[p->n] >= (1 << 16)) T = omp_get_max_threads();
+    if (T > 64) T = 64;
+#endif
+    double *load = detail && detail->link_load ? detail->link_load : malloc(((size_t)nlinks + 1) * sizeof *load);
+    double *lev = detail && detail->level_bytes ? detail->level_bytes : malloc((size_t)nlev * sizeof *lev);
+    double *xload = calloc((size_t)(T - 1) * (size_t)nlinks + 1, sizeof *xload);
+    double *xlev = calloc((size_t)(T - 1) * (size_t)nlev + 1, sizeof *xlev);
+    int32_t *buf = malloc(rlen * (size_t)T * sizeof *buf);
+    sums part[64];
+    int32_t maxd[64];
+    if (!load || !lev || !xload || !xlev || !buf) {
         rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory evaluating %d links", (int)nlinks);
         goto cleanup;
     }
-    if (detail && detail->link_load) memset(load, 0, (size_t)nlinks * sizeof *load);
-    if (detail && detail->level_bytes) memset(lev, 0, (size_t)nlev * sizeof *lev);
-    sums s;
-    int32_t max_dil;
-    accumulate(m, p, pe_of, load, NULL, lev, NULL, buf, &s, &max_dil);
+    memset(load, 0, (size_t)nlinks * sizeof *load);
+    memset(lev, 0, (size_t)nlev * sizeof *lev);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(T)
+#endif
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        accumulate(m, p, chunk_start(p, t, T), chunk_start(p, t + 1, T), pe_of, t ? xload + (size_t)(t - 1) * nlinks : load, NULL,
+                   t ? xlev + (size_t)(t - 1) * nlev : lev, NULL, buf + rlen * (size_t)t, &part[t], &maxd[t]);
+    }
+    sums s = part[0];
+    int32_t max_dil = maxd[0];
+    for (int t = 1; t < T; t++) {
+        const double *xl = xload + (size_t)(t - 1) * nlinks, *xv = xlev + (size_t)(t - 1) * nlev;
+        for (int32_t l = 0; l < nlinks; l++) load[l] += xl[l];
+        for (int32_t v = 0; v < nlev; v++) lev[v] += xv[v];
+        s.hop_bytes += part[t].hop_bytes;
+        s.dilation += part[t].dilation;
+        s.qap += part[t].qap;
+        s.total_bytes += part[t].total_bytes;
+        s.edge_cut += part[t].edge_cut;
+        s.messages += part[t].messages;
+        s.cut_messages += part[t].cut_messages;
+        if (maxd[t] > max_dil) max_dil = maxd[t];
+    }
     /* Two passes over the links: the exact mean first, then the variance. */
     double s1 = 0, mc = 0;
     int64_t nz = 0;
@@ -162,6 +217,8 @@ int topomap_evaluate(const topomap_machine *m, const topomap_pattern *p, const i
 cleanup:
     if (!(detail && detail->link_load)) free(load);
     if (!(detail && detail->level_bytes)) free(lev);
+    free(xload);
+    free(xlev);
     free(buf);
     return rc;
 }
@@ -242,21 +299,18 @@ static int level_add(topomap_eval *e, int32_t lv, double w)
 static int message_update(topomap_eval *e, int32_t a, int32_t b, double w, int sign)
 {
     const topomap_machine *m = e->m;
-    int32_t na = topomap_machine_node_of(m, a), nb = topomap_machine_node_of(m, b);
-    double sw = sign * w;
-    int rc = level_add(e, topomap_machine_level_of(m, a, b), sw);
-    if (rc) return rc;
-    e->s.qap += sw * topomap_machine_distance(m, a, b);
-    int32_t h = 0;
-    if (na != nb) {
+    double sw = sign * w, dist;
+    int32_t level, h = topomap_machine_pair(m, a, b, e->route_buf, &dist, &level);
+    int rc = level_add(e, level, sw);
+    e->s.qap += sw * dist;
+    if (topomap_machine_node_of(m, a) != topomap_machine_node_of(m, b)) {
         e->s.edge_cut += sw;
         e->s.cut_messages += sign;
-        h = topomap_machine_route(m, na, nb, e->route_buf);
         for (int32_t r = 0; r < h && !rc; r++) rc = link_add(e, e->route_buf[r], sw, sign);
-        if (rc) return rc;
         e->s.hop_bytes += sw * h;
         e->s.dilation += sign * h;
     }
+    if (rc) return rc;
     return hist_add(e, h, sign);
 }
 
@@ -314,7 +368,7 @@ int topomap_eval_create(const topomap_machine *m, const topomap_pattern *p, cons
     if (rc) goto cleanup;
     memcpy(e->pe_of, pe_of, (size_t)p->n * sizeof *pe_of);
     int32_t max_dil;
-    accumulate(m, p, pe_of, e->load, e->count, e->level_bytes, e->hist, e->route_buf, &e->s, &max_dil);
+    accumulate(m, p, 0, p->n, pe_of, e->load, e->count, e->level_bytes, e->hist, e->route_buf, &e->s, &max_dil);
     for (int32_t l = 0; l < e->nlinks; l++)
         if (e->count[l]) {
             double c = e->load[l] / topomap_machine_link_capacity(m, l);

@@ -131,6 +131,22 @@ int32_t topomap_machine_level_of(const topomap_machine *m, int32_t a, int32_t b)
     return m->tree_levels + m->ops->level(m, na, nb);
 }
 
+int32_t topomap_machine_pair(const topomap_machine *m, int32_t a, int32_t b, int32_t *out, double *distance,
+                             int32_t *level)
+{
+    int32_t P = m->head.pes_per_node, na = a / P, nb = b / P;
+    if (na == nb) {
+        int32_t lv = a == b ? 0 : node_lca(m, a - na * P, b - nb * P);
+        *level = lv;
+        *distance = lv ? m->costs[lv - 1] : 0.0;
+        return 0;
+    }
+    int32_t h = m->ops->route(m, na, nb, out);
+    *level = m->tree_levels + m->ops->level(m, na, nb);
+    *distance = m->ops->distance_is_hops ? (double)h : m->ops->distance(m, na, nb);
+    return h;
+}
+
 /* ---- the single-node kind: no network at all ---- */
 static int32_t none_route(const topomap_machine *m, int32_t a, int32_t b, int32_t *out)
 {
@@ -142,7 +158,7 @@ static double none_distance(const topomap_machine *m, int32_t a, int32_t b) { (v
 static int32_t none_level(const topomap_machine *m, int32_t a, int32_t b) { (void)m; (void)a; (void)b; return 0; }
 
 static const struct topomap_i_net_ops none_ops = {
-    "single", none_route, none_count, none_distance, none_level, NULL, NULL,
+    "single", none_route, none_count, none_distance, none_level, NULL, 0, NULL,
 };
 
 int topomap_machine_create_single(const topomap_node_tree *tree, topomap_machine **out)

@@ -11,6 +11,8 @@ struct topomap_i_net_ops {
     double (*distance)(const topomap_machine *m, int32_t a, int32_t b);
     int32_t (*level)(const topomap_machine *m, int32_t a, int32_t b);
     int (*link_exists)(const topomap_machine *m, int32_t link);
+    /* Non-zero when the network distance is the hop count (no distance call needed). */
+    int distance_is_hops;
     void (*destroy)(void *net);
 };
 

@@ -31,20 +31,30 @@ static inline int32_t dim_delta(const torus_net *t, int32_t d, int32_t ca, int32
 static int32_t torus_route(const topomap_machine *m, int32_t a, int32_t b, int32_t *out)
 {
     const torus_net *t = m->net;
-    int32_t n = 0;
-    int64_t cur = a;
-    for (int32_t d = 0; d < t->ndims; d++) {
+    int32_t n = 0, nd = t->ndims;
+    int64_t cur = a, ra = a, rb = b;
+    for (int32_t d = 0; d < nd; d++) {
         int32_t size = t->dims[d];
         int64_t st = t->stride[d];
-        int32_t ca = (int32_t)((cur / st) % size), cb = (int32_t)(((int64_t)b / st) % size);
+        int32_t ca = (int32_t)(ra % size), cb = (int32_t)(rb % size);
+        ra /= size;
+        rb /= size;
         int32_t delta = dim_delta(t, d, ca, cb);
-        int32_t dir = delta > 0 ? 0 : 1, steps = delta > 0 ? delta : -delta;
+        if (delta == 0) continue;
+        /* Step with additions only: the link of node `cur` is (cur*nd + d)*2 + dir. */
+        int32_t dir = delta > 0 ? 0 : 1, steps = delta > 0 ? delta : -delta, c = ca;
+        int64_t link = (cur * nd + d) * 2 + dir, lstep = st * nd * 2, wrapback = (int64_t)size * lstep;
         for (int32_t s = 0; s < steps; s++) {
-            out[n++] = (int32_t)((cur * t->ndims + d) * 2 + dir);
-            int32_t c = (int32_t)((cur / st) % size);
-            int32_t next = dir == 0 ? (c + 1 == size ? 0 : c + 1) : (c == 0 ? size - 1 : c - 1);
-            cur += (int64_t)(next - c) * st;
+            out[n++] = (int32_t)link;
+            if (dir == 0) {
+                if (++c == size) { c = 0; link -= wrapback; }
+                link += lstep;
+            } else {
+                if (c-- == 0) { c = size - 1; link += wrapback; }
+                link -= lstep;
+            }
         }
+        cur += (int64_t)(c - ca) * st;
     }
     return n;
 }
@@ -86,7 +96,7 @@ static int torus_link_exists(const topomap_machine *m, int32_t link)
 static void torus_destroy(void *net) { free(net); }
 
 static const struct topomap_i_net_ops torus_ops = {
-    "torus", torus_route, torus_count, torus_distance, torus_level, torus_link_exists, torus_destroy,
+    "torus", torus_route, torus_count, torus_distance, torus_level, torus_link_exists, 1, torus_destroy,
 };
 
 int topomap_machine_create_torus(const topomap_node_tree *tree, int32_t ndims, const int32_t *dims,

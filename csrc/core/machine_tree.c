@@ -69,7 +69,7 @@ static int32_t tree_level(const topomap_machine *m, int32_t a, int32_t b)
 static void tree_destroy(void *net) { free(net); }
 
 static const struct topomap_i_net_ops tree_ops = {
-    "tree", tree_route, tree_count, tree_distance, tree_level, NULL, tree_destroy,
+    "tree", tree_route, tree_count, tree_distance, tree_level, NULL, 0, tree_destroy,
 };
 
 int topomap_machine_create_tree(const topomap_node_tree *tree, int32_t nlevels, const int32_t *arity,

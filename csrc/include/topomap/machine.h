@@ -79,6 +79,12 @@ double topomap_machine_distance(const topomap_machine *m, int32_t pe_a, int32_t 
    L+1.. network levels. */
 int32_t topomap_machine_level_of(const topomap_machine *m, int32_t pe_a, int32_t pe_b);
 
+/* Everything the evaluator needs about one PE pair in one call: the route
+   between their nodes (into `out`, max_route entries), its hop count (the
+   return value), the QAP distance and the LCA level. */
+int32_t topomap_machine_pair(const topomap_machine *m, int32_t pe_a, int32_t pe_b, int32_t *out,
+                             double *distance, int32_t *level);
+
 /* ---- inline part: hot, identical for every kind ---- */
 struct topomap_i_machine_head {
     int32_t pes_per_node;

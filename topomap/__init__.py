@@ -1,0 +1,37 @@
+"""topomap: topology-aware process mapping for HPC.
+
+The four values: :class:`Pattern` (who sends how much to whom),
+:class:`Machine` (nodes, node trees, network, routing), :class:`Allocation`
+(the PEs a job was given, in rank order) and :class:`Mapping` (``pe_of``).
+
+Examples
+--------
+>>> import topomap as tm
+>>> pat = tm.generators.stencil_3d((8, 8, 8), points=7)
+>>> alloc = tm.machine("torus:4x4x4/8").allocate(512)
+>>> met = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block"))
+>>> met.messages
+2688
+"""
+
+from . import generators, io, mappers  # noqa: F401  (mappers register themselves)
+from ._version import __version__
+from .compare import compare
+from .errors import (CoreError, CoreInputError, FormatError, MachineError, MappingError, MissingDependencyError,
+                     PatternError, TopomapError)
+from .features import features
+from .machine import Allocation, Machine, SingleNode, Torus, TreeNetwork
+from .mapping import Mapping
+from .metrics import Evaluator, Metrics, evaluate
+from .nodetree import NodeTree
+from .pattern import Pattern
+from .registry import map, methods
+from .spec import machine
+
+__all__ = [
+    "Pattern", "Machine", "Allocation", "Mapping", "NodeTree", "Metrics", "Evaluator",
+    "SingleNode", "Torus", "TreeNetwork",
+    "machine", "map", "evaluate", "compare", "methods", "features", "generators", "io",
+    "TopomapError", "PatternError", "MachineError", "MappingError", "FormatError", "MissingDependencyError",
+    "CoreError", "CoreInputError", "__version__",
+]
