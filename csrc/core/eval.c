@@ -76,34 +76,52 @@ static int check_weights(const double *w)
 /* One pass over the messages of processes lo..hi-1.  `count` and `hist` may be NULL. */
 static void accumulate(const topomap_machine *m, const topomap_pattern *p, int32_t lo, int32_t hi,
                        const int32_t *pe_of, double *load, int64_t *count, double *level_bytes, int64_t *hist,
-                       int32_t *route_buf, sums *s, int32_t *max_dil)
+                       int32_t *route_buf, sums *out, int32_t *max_dil)
 {
-    int32_t P = topomap_machine_pes_per_node(m);
-    memset(s, 0, sizeof *s);
-    *max_dil = 0;
+    /* Sums stay in locals: threads' `out` structs may share a cache line. */
+    sums s = {0};
+    int32_t maxd = 0;
     for (int32_t i = lo; i < hi; i++) {
-        int32_t a = pe_of[i], na = a / P;
+        int32_t a = pe_of[i], na = topomap_machine_node_of(m, a), last_nb = -1, last_h = 0, last_level = 0;
+        double last_dist = 0;
         for (int64_t k = p->indptr[i]; k < p->indptr[i + 1]; k++) {
-            int32_t b = pe_of[p->indices[k]], nb = b / P;
             double w = p->bytes[k], dist;
-            int32_t level, h = topomap_machine_pair(m, a, b, route_buf, &dist, &level);
-            s->messages++;
-            s->total_bytes += w;
+            int32_t b = pe_of[p->indices[k]], nb = topomap_machine_node_of(m, b), level, h;
+            /* Neighbours sorted by rank often share a node: between different
+               nodes the route, distance and level depend on the nodes only,
+               so the last inter-node route (still in route_buf) is reused. */
+            if (nb != na && nb == last_nb) {
+                h = last_h;
+                dist = last_dist;
+                level = last_level;
+            } else {
+                h = topomap_machine_pair(m, a, b, route_buf, &dist, &level);
+                if (nb != na) {
+                    last_nb = nb;
+                    last_h = h;
+                    last_dist = dist;
+                    last_level = level;
+                }
+            }
+            s.total_bytes += w;
             level_bytes[level] += w;
-            s->qap += w * dist;
-            if (na != nb) {
-                s->edge_cut += w;
-                s->cut_messages++;
+            s.qap += w * dist;
+            if (h) { /* different nodes: every route between two nodes has a link */
+                s.edge_cut += w;
+                s.cut_messages++;
                 for (int32_t r = 0; r < h; r++) load[route_buf[r]] += w;
                 if (count)
                     for (int32_t r = 0; r < h; r++) count[route_buf[r]]++;
-                s->hop_bytes += w * h;
-                s->dilation += h;
+                s.hop_bytes += w * h;
+                s.dilation += h;
+                if (h > maxd) maxd = h;
             }
             if (hist) hist[h]++;
-            if (h > *max_dil) *max_dil = h;
         }
     }
+    s.messages = p->indptr[hi] - p->indptr[lo];
+    *out = s;
+    *max_dil = maxd;
 }
 
 static void finish(const sums *s, int32_t max_dil, double mc, double avg, double var, int64_t nz,

@@ -48,6 +48,7 @@ int topomap_i_machine_new(const topomap_node_tree *tree, int32_t nnodes, topomap
     memcpy(m->groups, tree->groups, ng * sizeof *m->groups);
     memcpy(m->costs, tree->costs, (size_t)tree->nlevels * sizeof *m->costs);
     m->head.pes_per_node = tree->pes_per_node;
+    m->head.pes_magic = UINT64_MAX / (uint64_t)tree->pes_per_node + 1;
     m->tree_levels = tree->nlevels;
     m->nnodes = nnodes;
     m->npes = nnodes * tree->pes_per_node;
@@ -134,7 +135,7 @@ int32_t topomap_machine_level_of(const topomap_machine *m, int32_t a, int32_t b)
 int32_t topomap_machine_pair(const topomap_machine *m, int32_t a, int32_t b, int32_t *out, double *distance,
                              int32_t *level)
 {
-    int32_t P = m->head.pes_per_node, na = a / P, nb = b / P;
+    int32_t P = m->head.pes_per_node, na = topomap_machine_node_of(m, a), nb = topomap_machine_node_of(m, b);
     if (na == nb) {
         int32_t lv = a == b ? 0 : node_lca(m, a - na * P, b - nb * P);
         *level = lv;

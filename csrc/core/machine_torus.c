@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include "topomap/error.h"
 #include "machine_internal.h"
+#include "fastdiv.h"
 
 typedef struct {
     int32_t ndims;
     int32_t dims[32];
     int64_t stride[32];
     uint8_t wrap[32];
+    topomap_i_fastdiv div[32]; /* by dims[d] */
 } torus_net;
 
 /* Signed step count in one dimension: > 0 means + direction. */
@@ -32,13 +34,15 @@ static int32_t torus_route(const topomap_machine *m, int32_t a, int32_t b, int32
 {
     const torus_net *t = m->net;
     int32_t n = 0, nd = t->ndims;
-    int64_t cur = a, ra = a, rb = b;
+    int64_t cur = a;
+    uint32_t ra = (uint32_t)a, rb = (uint32_t)b;
     for (int32_t d = 0; d < nd; d++) {
         int32_t size = t->dims[d];
         int64_t st = t->stride[d];
-        int32_t ca = (int32_t)(ra % size), cb = (int32_t)(rb % size);
-        ra /= size;
-        rb /= size;
+        uint32_t qa = topomap_i_div(t->div[d], ra), qb = topomap_i_div(t->div[d], rb);
+        int32_t ca = (int32_t)(ra - qa * (uint32_t)size), cb = (int32_t)(rb - qb * (uint32_t)size);
+        ra = qa;
+        rb = qb;
         int32_t delta = dim_delta(t, d, ca, cb);
         if (delta == 0) continue;
         /* Step with additions only: the link of node `cur` is (cur*nd + d)*2 + dir. */
@@ -63,10 +67,13 @@ static int32_t torus_count(const topomap_machine *m, int32_t a, int32_t b)
 {
     const torus_net *t = m->net;
     int32_t hops = 0;
+    uint32_t ra = (uint32_t)a, rb = (uint32_t)b;
     for (int32_t d = 0; d < t->ndims; d++) {
-        int32_t ca = (int32_t)((a / t->stride[d]) % t->dims[d]);
-        int32_t cb = (int32_t)((b / t->stride[d]) % t->dims[d]);
-        int32_t delta = dim_delta(t, d, ca, cb);
+        uint32_t size = (uint32_t)t->dims[d];
+        uint32_t qa = topomap_i_div(t->div[d], ra), qb = topomap_i_div(t->div[d], rb);
+        int32_t delta = dim_delta(t, d, (int32_t)(ra - qa * size), (int32_t)(rb - qb * size));
+        ra = qa;
+        rb = qb;
         hops += delta < 0 ? -delta : delta;
     }
     return hops;
@@ -121,6 +128,7 @@ int topomap_machine_create_torus(const topomap_node_tree *tree, int32_t ndims, c
         t->dims[d] = dims[d];
         t->wrap[d] = wrap[d] ? 1 : 0;
         t->stride[d] = st;
+        t->div[d] = topomap_i_fastdiv_make((uint32_t)dims[d]);
         st *= dims[d];
     }
     int rc = topomap_i_machine_new(tree, (int32_t)nnodes, out);

@@ -88,10 +88,12 @@ int32_t topomap_machine_pair(const topomap_machine *m, int32_t pe_a, int32_t pe_
 /* ---- inline part: hot, identical for every kind ---- */
 struct topomap_i_machine_head {
     int32_t pes_per_node;
+    uint64_t pes_magic; /* UINT64_MAX / pes_per_node + 1: division by multiplication */
 };
 static inline int32_t topomap_machine_node_of(const topomap_machine *m, int32_t pe)
 {
-    return pe / ((const struct topomap_i_machine_head *)(const void *)m)->pes_per_node;
+    const struct topomap_i_machine_head *h = (const struct topomap_i_machine_head *)(const void *)m;
+    return h->pes_per_node == 1 ? pe : (int32_t)(((__uint128_t)h->pes_magic * (uint32_t)pe) >> 64);
 }
 
 #ifdef __cplusplus
