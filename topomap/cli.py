@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from . import generators, io
 from .compare import compare
-from .errors import TopomapError
+from .errors import FormatError, TopomapError
 from .machine import Allocation
 from .metrics import evaluate
 from .pattern import Pattern
@@ -33,6 +33,8 @@ def load_pattern(text: str) -> Pattern:
     """A pattern from a file path, else from a generator spec."""
     if os.path.exists(text):
         return io.read(text)
+    if os.path.splitext(text)[1].lower() in io._READERS:  # meant as a file: say so, not "bad spec"
+        raise FormatError(f"{text}: no such pattern file")
     return generators.from_spec(text)
 
 
@@ -164,6 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"topomap {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader (e.g. `| head`) went away: stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

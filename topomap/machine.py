@@ -144,7 +144,7 @@ class Machine:
 
     @property
     def max_route(self) -> int:
-        """The longest route in links (the network diameter for the structured kinds)."""
+        """The longest route in links: the diameter of a torus, mesh or tree network."""
         return self._core.max_route
 
     @property
@@ -176,28 +176,16 @@ class Machine:
 
     def hops(self, node_a: Any, node_b: Any) -> np.ndarray:
         """Number of links between node pairs (vectorised)."""
-        a, b = np.broadcast_arrays(np.asarray(node_a, dtype=np.int64), np.asarray(node_b, dtype=np.int64))
-        try:
-            return self._core.route_counts(a.ravel(), b.ravel()).reshape(a.shape)
-        except IndexError as exc:
-            raise MachineError(str(exc)) from None
+        return self._pairwise(self._core.route_counts, node_a, node_b)
 
     def distance(self, pe_a: Any, pe_b: Any) -> np.ndarray:
         """QAP distance between PE pairs (vectorised): node tree cost inside a
         node, hops on a torus/mesh, the level cost on a tree network."""
-        a, b = np.broadcast_arrays(np.asarray(pe_a, dtype=np.int64), np.asarray(pe_b, dtype=np.int64))
-        try:
-            return self._core.distances(a.ravel(), b.ravel()).reshape(a.shape)
-        except IndexError as exc:
-            raise MachineError(str(exc)) from None
+        return self._pairwise(self._core.distances, pe_a, pe_b)
 
     def level_of(self, pe_a: Any, pe_b: Any) -> np.ndarray:
         """Level of the lowest common ancestor of PE pairs (see :attr:`level_names`)."""
-        a, b = np.broadcast_arrays(np.asarray(pe_a, dtype=np.int64), np.asarray(pe_b, dtype=np.int64))
-        try:
-            return self._core.levels(a.ravel(), b.ravel()).reshape(a.shape)
-        except IndexError as exc:
-            raise MachineError(str(exc)) from None
+        return self._pairwise(self._core.levels, pe_a, pe_b)
 
     def distance_matrix(self, pes: Any = None) -> np.ndarray:
         """Dense distance matrix between ``pes`` (default: all PEs; refused above 2**14)."""
@@ -225,7 +213,9 @@ class Machine:
             raise MachineError(str(exc)) from None
 
     def links_exist(self) -> np.ndarray:
-        """Boolean mask over link ids: False for ids no route can use (mesh borders)."""
+        """Boolean mask over link ids: False for ids that are not real links (mesh
+        borders, dimensions of size 1).  A ring of 2 keeps both directions even
+        though the + tie-break never routes over the - one."""
         return self._core.links_exist()
 
     # ---------------------------------------------------------------- allocation
@@ -266,9 +256,6 @@ class Machine:
         if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2**64:
             raise MachineError(f"seed must be an integer in [0, 2**64), got {seed!r}")
         k = -(-int(n) // self.pes_per_node)
-        # k nodes in r separate runs need r - 1 free nodes between them: with less
-        # room, use as many runs as fit (one run when the job takes every node).
-        runs = max(1, min(int(runs), k, self.nnodes - k + 1))
         try:
             nodes = _core.allocate_nodes(self._core, k, _POLICIES[policy], runs, int(seed))
         except ValueError as exc:
@@ -320,8 +307,18 @@ class Machine:
             b = (a + rng.integers(1, nn, samples)) % nn
             h = self.hops(a, b)
             exact = False
-        out.update(diameter=int(h.max()) if exact else int(self.max_route), aspl=float(h.mean()), aspl_exact=exact)
+        diameter = int(h.max()) if exact else int(self.max_route)
+        out.update(diameter=diameter, aspl=float(h.mean()), aspl_exact=exact)
         return out
+
+    @staticmethod
+    def _pairwise(fn: Any, a: Any, b: Any) -> np.ndarray:
+        """Apply a vectorised oracle call to broadcast pairs, keeping the shape."""
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+        try:
+            return fn(a.ravel(), b.ravel()).reshape(a.shape)
+        except IndexError as exc:
+            raise MachineError(str(exc)) from None
 
     def _check_pes(self, pe: np.ndarray) -> None:
         if pe.size and (pe.min() < 0 or pe.max() >= self.npes):
@@ -373,7 +370,7 @@ class Allocation:
         uniq, counts = np.unique(pes, return_counts=True)
         if (counts > 1).any():
             raise MappingError(f"PE {uniq[counts > 1][0]} appears twice in the allocation")
-        pes = np.ascontiguousarray(pes, dtype=np.int32)
+        pes = np.array(pes, dtype=np.int32, order="C", copy=True)  # never freeze the caller's array
         pes.setflags(write=False)
         object.__setattr__(self, "pes", pes)
 

@@ -56,7 +56,7 @@ class Mapping:
         if pe.min() < 0 or pe.max() >= 2**31:
             p = int(np.flatnonzero((pe < 0) | (pe >= 2**31))[0])
             raise MappingError(f"process {p} is mapped to invalid PE {pe[p]}")
-        pe = np.ascontiguousarray(pe, dtype=np.int32)
+        pe = np.array(pe, dtype=np.int32, order="C", copy=True)  # never freeze the caller's array
         pe.setflags(write=False)
         object.__setattr__(self, "pe_of", pe)
 
@@ -79,6 +79,11 @@ def check_mapping(pe_of: np.ndarray, n: int, allocation: Any, capacity: int) -> 
     with at most ``capacity`` processes per PE."""
     if pe_of.shape != (n,):
         raise MappingError(f"the mapping has {pe_of.size} entries but the pattern has {n} processes")
+    if pe_of.dtype.kind not in "iu":
+        raise MappingError(f"PE ids must be integers, got dtype {pe_of.dtype}")
+    if pe_of.min() < 0:  # a negative index would wrap around in the mask below
+        p = int(np.argmin(pe_of))
+        raise MappingError(f"process {p} is mapped to invalid PE {pe_of[p]}")
     if pe_of.max() >= allocation.machine.npes:
         p = int(np.argmax(pe_of))
         raise MappingError(f"process {p} is mapped to PE {pe_of[p]}, outside the machine")

@@ -148,7 +148,7 @@ def evaluate(pattern: Any, allocation: "Allocation | Machine | str", mapping: "M
     >>> alloc = tm.machine("torus:4x4/2").allocate(32)
     >>> pat = tm.generators.stencil_2d((8, 4))
     >>> tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block")).max_dilation
-    2
+    1
     """
     pat, machine, pe = _resolve(pattern, allocation, mapping)
     d, load, lev = _core.evaluate(machine._core, pat.indptr, pat.indices, pat.bytes, pe, _weights(weights))

@@ -110,16 +110,17 @@ class Pattern:
             i = int(np.flatnonzero((indices < 0) | (indices >= n))[0])
             raise PatternError(f"receiver {indices[i]} of entry {i} is out of range [0, {n})")
         indices = np.ascontiguousarray(indices, dtype=np.int32)
-        byts = np.ascontiguousarray(self.bytes, dtype=np.float64)
+        # a copy: making the caller's own array read-only would be a surprising side effect
+        byts = np.array(self.bytes, order="C", copy=True)
+        if byts.size and (byts.dtype.kind == "b" or byts.dtype.kind not in "iuf"):
+            raise PatternError(f"bytes must be numeric, got dtype {byts.dtype}")
+        byts = byts.astype(np.float64, copy=False)
         if indptr.shape != (n + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0):
             raise PatternError("indptr must have length n+1, start at 0 and be non-decreasing")
         nnz = int(indptr[-1])
         if indices.shape != (nnz,) or byts.shape != (nnz,):
             raise PatternError(f"indices and bytes must have length indptr[-1] = {nnz}")
         if nnz:
-            if indices.min() < 0 or indices.max() >= n:
-                i = int(np.flatnonzero((indices < 0) | (indices >= n))[0])
-                raise PatternError(f"receiver {indices[i]} of entry {i} is out of range [0, {n})")
             bad = ~np.isfinite(byts) | (byts <= 0)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])

@@ -97,8 +97,10 @@ def _hierarchy(body: str, spec: str) -> Machine:
             raise MachineError(f"machine spec {spec!r} has {len(arities)} arities but {len(dists)} distances")
     else:
         dists = [10.0**k for k in range(len(arities))]
-    if any(b < a for a, b in zip(dists, dists[1:])):
-        raise MachineError(f"hierarchy distances must not decrease in machine spec {spec!r}")
+    for a, b in zip(dists, dists[1:]):
+        if b < a:
+            raise MachineError(f"hierarchy distances must not decrease in machine spec {spec!r} "
+                               f"({b:g} follows {a:g})")
     if node_levels > len(arities):
         raise MachineError(f"node_levels={node_levels} exceeds the {len(arities)} levels of {spec!r}")
     if int(np.prod(arities, dtype=object)) > _MAX_PES:
@@ -110,7 +112,10 @@ def _hierarchy(body: str, spec: str) -> Machine:
                                  names=[f"level{i}" for i in range(node_levels - 1, 0, -1)] + ["PE"])
     up = arities[node_levels:]
     net = TreeNetwork(tuple(up), tuple(dists[node_levels:])) if up else SingleNode()
-    return Machine(net, node, spec=spec)
+    try:
+        return Machine(net, node, spec=spec)
+    except MachineError as exc:  # the core's size limits: say which spec hit them
+        raise MachineError(f"machine spec {spec!r}: {exc}") from None
 
 
 def machine(spec: "str | Machine") -> Machine:
@@ -136,10 +141,15 @@ def machine(spec: "str | Machine") -> Machine:
     if not sep or not body.strip():
         raise MachineError(f"machine spec {spec!r} needs the form KIND:PARAMETERS (e.g. torus:8x8x8/16)")
     if kind in ("torus", "mesh"):
-        grid, _, node_text = body.partition("/")
+        grid, slash, node_text = body.partition("/")
+        if slash and not node_text.strip():
+            raise MachineError(f"machine spec {spec!r} ends in '/' without a node description (e.g. /8)")
         dims = _grid(grid, spec)
         node = parse_node(node_text or "1", spec)
-        return Machine(Torus(dims, tuple([kind == "torus"] * len(dims))), node, spec=spec)
+        try:
+            return Machine(Torus(dims, tuple([kind == "torus"] * len(dims))), node, spec=spec)
+        except MachineError as exc:  # the core's size limits: say which spec hit them
+            raise MachineError(f"machine spec {spec!r}: {exc}") from None
     if kind == "hierarchy":
         return _hierarchy(body, spec)
     if kind == "tree":

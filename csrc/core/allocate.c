@@ -56,11 +56,10 @@ int topomap_allocate_nodes(const topomap_machine *m, int32_t k, int policy, int3
     if (policy != TOPOMAP_ALLOC_FRAGMENTED)
         return topomap_i_fail(TOPOMAP_EINVAL, "unknown allocation policy %d", policy);
     if (runs < 1) return topomap_i_fail(TOPOMAP_EINVAL, "a fragmented allocation needs runs >= 1, got %d", (int)runs);
+    /* Runs are separated by at least one free node so they stay distinct; with
+       less room, as many runs as fit (one when the job takes every node). */
     if (runs > k) runs = k;
-    /* runs separated by at least one free node, so they stay distinct runs */
-    if (nn - k < runs - 1)
-        return topomap_i_fail(TOPOMAP_EINVAL, "%d nodes cannot hold %d nodes in %d separate runs",
-                              (int)nn, (int)k, (int)runs);
+    if (runs > nn - k + 1) runs = nn - k + 1;
     int64_t *len = malloc((size_t)runs * sizeof *len);
     int64_t *gap = malloc(((size_t)runs + 1) * sizeof *gap);
     int rc = TOPOMAP_OK;

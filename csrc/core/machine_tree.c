@@ -114,7 +114,11 @@ int topomap_machine_create_tree(const topomap_node_tree *tree, int32_t nlevels, 
     m->ops = &tree_ops;
     m->net = t;
     m->nlinks = (int32_t)(2 * t->offset[nlevels]);
-    m->max_route = 2 * nlevels;
+    /* Levels of arity 1 above the last real split join nothing new. */
+    int32_t top = 0;
+    for (int32_t l = 0; l < nlevels; l++)
+        if (arity[l] > 1) top = l + 1;
+    m->max_route = 2 * top;
     m->net_levels = nlevels;
     return TOPOMAP_OK;
 }

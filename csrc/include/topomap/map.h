@@ -10,13 +10,6 @@
 extern "C" {
 #endif
 
-/* Cancellation and progress for long calls.  `progress` may be NULL; it is
-   called now and then with the fraction done and returns non-zero to stop. */
-typedef struct {
-    int (*progress)(void *ctx, double fraction);
-    void *ctx;
-} topomap_progress;
-
 /* block: process i -> alloc[i / capacity] (fills each PE, in allocation order). */
 int topomap_map_block(int32_t n, const int32_t *alloc, int32_t nalloc, int32_t capacity,
                       int32_t *pe_of);
