@@ -25,8 +25,12 @@ def _pkg_config(*args):
     return out.stdout.strip()
 
 
+def _hwloc_mode():
+    return os.environ.get("TOPOMAP_WITH_HWLOC", "auto").strip().lower()
+
+
 def _probe_hwloc():
-    mode = os.environ.get("TOPOMAP_WITH_HWLOC", "auto").strip().lower()
+    mode = _hwloc_mode()
     if mode not in ("auto", "0", "1"):
         raise SystemExit(f"TOPOMAP_WITH_HWLOC must be auto, 0 or 1, not {mode!r}")
     if mode == "0":
@@ -47,7 +51,7 @@ def _probe_hwloc():
 class BuildExt(build_ext):
     def build_extensions(self):
         hwloc = _probe_hwloc()
-        key = "hwloc" if hwloc else "nohwloc"
+        key = ("hwloc" if hwloc else "nohwloc") + "-" + _hwloc_mode()
         inc = os.path.join(self.build_temp, f"config-{key}")
         os.makedirs(inc, exist_ok=True)
         cc = sysconfig.get_config_var("CC") or "cc"
@@ -56,6 +60,7 @@ class BuildExt(build_ext):
             "#ifndef TOPOMAP_CONFIG_H\n#define TOPOMAP_CONFIG_H\n"
             f"#define TOPOMAP_HAVE_HWLOC {1 if hwloc else 0}\n"
             f"#define TOPOMAP_HWLOC_VERSION \"{hwloc['version'] if hwloc else ''}\"\n"
+            f"#define TOPOMAP_HWLOC_REQUEST \"{_hwloc_mode()}\"\n"
             f"#define TOPOMAP_COMPILER \"{cc.split()[0]}\"\n"
             "#endif\n"
         )
@@ -69,9 +74,16 @@ class BuildExt(build_ext):
                 ext.extra_compile_args += hwloc["cflags"]
                 ext.extra_link_args += hwloc["libs"]
             # Objects compiled for the other feature set must not be reused.
-            ext.define_macros.append(("TOPOMAP_BUILD_KEY_" + key.upper(), "1"))
+            ext.define_macros.append(("TOPOMAP_BUILD_KEY_" + key.upper().replace("-", "_"), "1"))
+        # setuptools skips an extension whose sources are older than the built
+        # module, so a changed feature set forces the rebuild.
+        stamp = os.path.join(self.build_temp, "topomap-build-key")
+        if not os.path.exists(stamp) or open(stamp).read() != key:
+            self.force = True
         self.build_temp = os.path.join(self.build_temp, key)
         super().build_extensions()
+        with open(stamp, "w") as fh:
+            fh.write(key)
 
 
 core = Extension(

@@ -1,6 +1,5 @@
 """features() tells the truth about the build."""
 
-import os
 import shutil
 import subprocess
 
@@ -15,7 +14,9 @@ def _pkg_config_has_hwloc():
 
 
 def test_hwloc_compiled_in_exactly_when_requested_and_available():
-    mode = os.environ.get("TOPOMAP_WITH_HWLOC", "auto")
+    # the TOPOMAP_WITH_HWLOC value the extension was built with
+    mode = tm.features()["hwloc_request"]
+    assert mode in ("auto", "0", "1")
     want = mode != "0" and _pkg_config_has_hwloc()
     assert tm.features()["hwloc"] is want
     assert hasattr(_core, "hwloc_topology_xml") is want

@@ -89,8 +89,9 @@ static PyObject *features(PyObject *self, PyObject *args)
 {
     (void)self;
     (void)args;
-    return Py_BuildValue("{s:O,s:s,s:s}", "hwloc", TOPOMAP_HAVE_HWLOC ? Py_True : Py_False, "hwloc_version",
-                         TOPOMAP_HWLOC_VERSION, "compiler", TOPOMAP_COMPILER);
+    return Py_BuildValue("{s:O,s:s,s:s,s:s}", "hwloc", TOPOMAP_HAVE_HWLOC ? Py_True : Py_False, "hwloc_version",
+                         TOPOMAP_HWLOC_VERSION, "hwloc_request", TOPOMAP_HWLOC_REQUEST, "compiler",
+                         TOPOMAP_COMPILER);
 }
 
 static PyMethodDef methods[] = {
