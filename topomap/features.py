@@ -18,7 +18,7 @@ def features() -> dict:
     --------
     >>> import topomap as tm
     >>> sorted(tm.features())[:3]
-    ['compiler', 'hwloc', 'hwloc_version']
+    ['compiler', 'hwloc', 'hwloc_request']
     """
     out = dict(_core.features())
     out["version"] = __version__

@@ -45,20 +45,25 @@ static int32_t torus_route(const topomap_machine *m, int32_t a, int32_t b, int32
         rb = qb;
         int32_t delta = dim_delta(t, d, ca, cb);
         if (delta == 0) continue;
-        /* Step with additions only: the link of node `cur` is (cur*nd + d)*2 + dir. */
-        int32_t dir = delta > 0 ? 0 : 1, steps = delta > 0 ? delta : -delta, c = ca;
-        int64_t link = (cur * nd + d) * 2 + dir, lstep = st * nd * 2, wrapback = (int64_t)size * lstep;
-        for (int32_t s = 0; s < steps; s++) {
-            out[n++] = (int32_t)link;
-            if (dir == 0) {
-                if (++c == size) { c = 0; link -= wrapback; }
-                link += lstep;
-            } else {
-                if (c-- == 0) { c = size - 1; link += wrapback; }
-                link -= lstep;
-            }
+        /* The link of node `cur` is (cur*nd + d)*2 + dir and a step moves it by
+           lstep; at most one wrap-around splits the run into two strides. */
+        int64_t lstep = st * nd * 2, link = (cur * nd + d) * 2;
+        int32_t steps, first;
+        if (delta > 0) {
+            steps = delta;
+            first = steps < size - ca ? steps : size - ca;
+            for (int32_t s = 0; s < first; s++) out[n++] = (int32_t)(link + s * lstep);
+            link -= (int64_t)ca * lstep; /* coordinate 0 */
+            for (int32_t s = 0; s < steps - first; s++) out[n++] = (int32_t)(link + s * lstep);
+        } else {
+            steps = -delta;
+            link += 1;
+            first = steps < ca + 1 ? steps : ca + 1;
+            for (int32_t s = 0; s < first; s++) out[n++] = (int32_t)(link - s * lstep);
+            link += (int64_t)(size - 1 - ca) * lstep; /* coordinate size-1 */
+            for (int32_t s = 0; s < steps - first; s++) out[n++] = (int32_t)(link - s * lstep);
         }
-        cur += (int64_t)(c - ca) * st;
+        cur += (int64_t)(cb - ca) * st;
     }
     return n;
 }
