@@ -20,7 +20,8 @@ from .compare import compare
 from .errors import (CoreError, CoreInputError, FormatError, MachineError, MappingError, MissingDependencyError,
                      PatternError, TopomapError)
 from .features import features
-from .machine import Allocation, Machine, SingleNode, Torus, TreeNetwork
+from .machine import Allocation, Machine
+from .networks import Network, SingleNode, Torus, TreeNetwork
 from .mapping import Mapping
 from .metrics import Evaluator, Metrics, evaluate
 from .nodetree import NodeTree
@@ -30,7 +31,7 @@ from .spec import machine
 
 __all__ = [
     "Pattern", "Machine", "Allocation", "Mapping", "NodeTree", "Metrics", "Evaluator",
-    "SingleNode", "Torus", "TreeNetwork",
+    "Network", "SingleNode", "Torus", "TreeNetwork",
     "machine", "map", "evaluate", "compare", "methods", "features", "generators", "io",
     "TopomapError", "PatternError", "MachineError", "MappingError", "FormatError", "MissingDependencyError",
     "CoreError", "CoreInputError", "__version__",

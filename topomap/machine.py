@@ -10,8 +10,8 @@ inside a node, local indices follow the node tree (top level most significant).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Union
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,57 +19,12 @@ from . import _core
 from .errors import MachineError, MappingError
 from .nodetree import NodeTree
 
-__all__ = ["Machine", "Allocation", "SingleNode", "Torus", "TreeNetwork"]
+if TYPE_CHECKING:
+    from .networks import Network
+
+__all__ = ["Machine", "Allocation"]
 
 _POLICIES = {"contiguous": 0, "random": 1, "fragmented": 2}
-
-
-@dataclass(frozen=True)
-class SingleNode:
-    """No network: the machine is one compute node."""
-
-    kind: str = field(default="single", init=False)
-
-
-@dataclass(frozen=True)
-class Torus:
-    """n-D torus (``wrap[d]`` true) or mesh with dimension-order routing.
-
-    DOR corrects dimension 0 first; on a torus it takes the shorter way and,
-    when both ways are equally long, the + direction.  Node distance = hops.
-    """
-
-    dims: tuple[int, ...]
-    wrap: tuple[bool, ...]
-    kind: str = field(default="torus", init=False)
-
-    def __post_init__(self) -> None:
-        if not self.dims or any(int(d) < 1 for d in self.dims):
-            raise MachineError(f"torus dimensions must be positive, got {self.dims}")
-        if len(self.wrap) != len(self.dims):
-            raise MachineError(f"torus has {len(self.dims)} dimensions but {len(self.wrap)} wrap flags")
-
-
-@dataclass(frozen=True)
-class TreeNetwork:
-    """Tree of switches above the nodes (the upper levels of a hierarchy).
-
-    ``arities`` bottom-up: ``arities[0]`` nodes per level-1 switch, ...;
-    ``costs[h-1]`` is the distance between nodes whose ancestors meet at level h.
-    """
-
-    arities: tuple[int, ...]
-    costs: tuple[float, ...]
-    kind: str = field(default="tree", init=False)
-
-    def __post_init__(self) -> None:
-        if not self.arities or any(int(a) < 1 for a in self.arities):
-            raise MachineError(f"tree arities must be positive, got {self.arities}")
-        if len(self.costs) != len(self.arities):
-            raise MachineError(f"tree has {len(self.arities)} levels but {len(self.costs)} costs")
-
-
-Network = Union[SingleNode, Torus, TreeNetwork]
 
 
 class Machine:
@@ -79,8 +34,9 @@ class Machine:
 
     Parameters
     ----------
-    network : SingleNode, Torus or TreeNetwork
-        How nodes are connected.
+    network : Network
+        How nodes are connected: :class:`SingleNode`, :class:`Torus`,
+        :class:`TreeNetwork`, ... (see :mod:`topomap.networks`).
     node : NodeTree
         The inside of every node (its leaves are the PEs).
     capacity : array_like, optional
@@ -102,20 +58,9 @@ class Machine:
         groups = np.ascontiguousarray(node.groups, dtype=np.int32)
         costs = np.ascontiguousarray(node.costs, dtype=np.float64)
         try:
-            if isinstance(network, SingleNode):
-                core = _core.Machine.create("single", groups, costs)
-            elif isinstance(network, Torus):
-                core = _core.Machine.create(
-                    "torus", groups, costs, np.asarray(network.dims, dtype=np.int32),
-                    np.asarray(network.wrap, dtype=np.uint8))
-            elif isinstance(network, TreeNetwork):
-                core = _core.Machine.create(
-                    "tree", groups, costs, np.asarray(network.arities, dtype=np.int32),
-                    np.asarray(network.costs, dtype=np.float64))
-            else:
-                raise MachineError(f"unknown network description {network!r}")
-        except ValueError as exc:
-            raise MachineError(str(exc)) from None
+            core = _core.Machine.create(network.kind, groups, costs, network.core_params())
+        except (ValueError, KeyError) as exc:
+            raise MachineError(f"{network.spec_head()}: {exc}") from None
         self._core = core
         self.spec = spec or self._describe()
         if capacity is not None:
@@ -151,13 +96,7 @@ class Machine:
     def level_names(self) -> list[str]:
         """Name of each lowest-common-ancestor level: 0 = same PE, then the node
         tree levels bottom-up, then the network levels."""
-        net = self.network
-        if isinstance(net, TreeNetwork):
-            net_names = [f"switch{i + 1}" for i in range(len(net.arities))]
-        elif isinstance(net, Torus):
-            net_names = ["network"]
-        else:
-            net_names = []
+        net_names = self.network.level_names()
         return ["PE", *self.node.levels, *net_names]
 
     # ---------------------------------------------------------------- oracle
@@ -292,6 +231,7 @@ class Machine:
             "pes": self.npes,
             "links": int(self.links_exist().sum()),
             "node_levels": list(self.node.levels),
+            **self.network.summary(),
         }
         if nn == 1:
             out.update(diameter=0, aspl=0.0, aspl_exact=True)
@@ -326,15 +266,7 @@ class Machine:
             raise MachineError(f"PE {bad} is out of range [0, {self.npes})")
 
     def _describe(self) -> str:
-        net = self.network
-        if isinstance(net, Torus):
-            kind = "torus" if all(net.wrap) else "mesh" if not any(net.wrap) else "torus"
-            head = f"{kind}:{'x'.join(map(str, net.dims))}"
-        elif isinstance(net, TreeNetwork):
-            head = "tree-network:" + ":".join(map(str, net.arities))
-        else:
-            head = "single"
-        return f"{head}/{self.pes_per_node}"
+        return f"{self.network.spec_head()}/{self.pes_per_node}"
 
     def __repr__(self) -> str:
         return f"Machine({self.spec!r}, nodes={self.nnodes}, pes={self.npes}, links={self.nlinks})"

@@ -27,19 +27,33 @@ explicitly through the Python API; ``hierarchy`` uses the given distances
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import numpy as np
 
 from .errors import MachineError
-from .machine import Machine, SingleNode, Torus, TreeNetwork
+from .machine import Machine
 from .nodetree import NodeTree
 
-__all__ = ["machine", "parse_node"]
+__all__ = ["machine", "parse_node", "register_spec", "spec_int", "spec_float", "grid"]
+
+_KINDS: dict[str, Callable[[str, str, str], Machine]] = {}
+
+
+def register_spec(*kinds: str) -> Callable:
+    """Decorator: ``parser(kind, body, spec) -> Machine`` handles ``KIND:BODY`` specs."""
+    def deco(parser: Callable[[str, str, str], Machine]) -> Callable[[str, str, str], Machine]:
+        for kind in kinds:
+            if kind in _KINDS:
+                raise ValueError(f"machine spec kind {kind!r} is registered twice")
+            _KINDS[kind] = parser
+        return parser
+    return deco
 
 _MAX_PES = 2**31 - 1
 
 
-def _int(token: str, what: str, spec: str) -> int:
+def spec_int(token: str, what: str, spec: str) -> int:
     if not re.fullmatch(r"\d+", token.strip()):
         raise MachineError(f"{what} {token!r} in machine spec {spec!r} is not a positive integer")
     value = int(token)
@@ -48,7 +62,7 @@ def _int(token: str, what: str, spec: str) -> int:
     return value
 
 
-def _float(token: str, what: str, spec: str) -> float:
+def spec_float(token: str, what: str, spec: str) -> float:
     try:
         value = float(token)
     except ValueError:
@@ -65,7 +79,7 @@ def parse_node(text: str, spec: str, cost: float | None = 0.0) -> NodeTree:
     """
     text = text.strip()
     if re.fullmatch(r"\d+", text):
-        tree = NodeTree.flat(_int(text, "PEs per node", spec))
+        tree = NodeTree.flat(spec_int(text, "PEs per node", spec))
     elif ":" in text or " " in text:
         tree = NodeTree.from_synthetic(text)
     else:
@@ -73,14 +87,17 @@ def parse_node(text: str, spec: str, cost: float | None = 0.0) -> NodeTree:
     return tree if cost is None else tree.with_costs(np.full(len(tree.levels), cost))
 
 
-def _grid(body: str, spec: str) -> tuple[int, ...]:
-    dims = tuple(_int(t, "dimension", spec) for t in body.split("x"))
+def grid(body: str, spec: str) -> tuple[int, ...]:
+    dims = tuple(spec_int(t, "dimension", spec) for t in body.split("x"))
     if int(np.prod(dims, dtype=object)) > _MAX_PES:
         raise MachineError(f"machine spec {spec!r} has more than 2^31 nodes")
     return dims
 
 
-def _hierarchy(body: str, spec: str) -> Machine:
+@register_spec("hierarchy")
+def _hierarchy(kind: str, body: str, spec: str) -> Machine:
+    from .networks import SingleNode, TreeNetwork
+
     opts = body.split(",")
     main, extra = opts[0], opts[1:]
     node_levels = 1
@@ -88,11 +105,11 @@ def _hierarchy(body: str, spec: str) -> Machine:
         key, _, value = opt.partition("=")
         if key.strip() != "node_levels":
             raise MachineError(f"unknown hierarchy option {opt!r} in machine spec {spec!r}")
-        node_levels = _int(value, "node_levels", spec)
+        node_levels = spec_int(value, "node_levels", spec)
     arity_text, _, dist_text = main.partition("/")
-    arities = [_int(t, "hierarchy arity", spec) for t in arity_text.split(":")]
+    arities = [spec_int(t, "hierarchy arity", spec) for t in arity_text.split(":")]
     if dist_text:
-        dists = [_float(t, "hierarchy distance", spec) for t in dist_text.split(":")]
+        dists = [spec_float(t, "hierarchy distance", spec) for t in dist_text.split(":")]
         if len(dists) != len(arities):
             raise MachineError(f"machine spec {spec!r} has {len(arities)} arities but {len(dists)} distances")
     else:
@@ -112,10 +129,21 @@ def _hierarchy(body: str, spec: str) -> Machine:
                                  names=[f"level{i}" for i in range(node_levels - 1, 0, -1)] + ["PE"])
     up = arities[node_levels:]
     net = TreeNetwork(tuple(up), tuple(dists[node_levels:])) if up else SingleNode()
-    try:
-        return Machine(net, node, spec=spec)
-    except MachineError as exc:  # the core's size limits: say which spec hit them
-        raise MachineError(f"machine spec {spec!r}: {exc}") from None
+    return Machine(net, node, spec=spec)
+
+
+@register_spec("tree")
+def _tree(kind: str, body: str, spec: str) -> Machine:
+    from .networks import SingleNode
+
+    return Machine(SingleNode(), parse_node(body, spec, cost=None), spec=spec)
+
+
+@register_spec("xml")
+def _xml(kind: str, body: str, spec: str) -> Machine:
+    from .networks import SingleNode
+
+    return Machine(SingleNode(), NodeTree.from_hwloc_xml(body), spec=spec)
 
 
 def machine(spec: "str | Machine") -> Machine:
@@ -136,25 +164,19 @@ def machine(spec: "str | Machine") -> Machine:
     spec = spec.strip()
     kind, sep, body = spec.partition(":")
     kind = kind.lower()
+    from . import networks  # noqa: F401  (each kind registers its specs)
+
     if kind == "discover" and not sep:
-        return Machine(SingleNode(), NodeTree.discover(), spec=spec)
+        return Machine(networks.SingleNode(), NodeTree.discover(), spec=spec)
     if not sep or not body.strip():
         raise MachineError(f"machine spec {spec!r} needs the form KIND:PARAMETERS (e.g. torus:8x8x8/16)")
-    if kind in ("torus", "mesh"):
-        grid, slash, node_text = body.partition("/")
-        if slash and not node_text.strip():
-            raise MachineError(f"machine spec {spec!r} ends in '/' without a node description (e.g. /8)")
-        dims = _grid(grid, spec)
-        node = parse_node(node_text or "1", spec)
-        try:
-            return Machine(Torus(dims, tuple([kind == "torus"] * len(dims))), node, spec=spec)
-        except MachineError as exc:  # the core's size limits: say which spec hit them
-            raise MachineError(f"machine spec {spec!r}: {exc}") from None
-    if kind == "hierarchy":
-        return _hierarchy(body, spec)
-    if kind == "tree":
-        return Machine(SingleNode(), parse_node(body, spec, cost=None), spec=spec)
-    if kind == "xml":
-        return Machine(SingleNode(), NodeTree.from_hwloc_xml(body), spec=spec)
-    raise MachineError(
-        f"unknown machine kind {kind!r} in spec {spec!r}; known: torus, mesh, hierarchy, tree, xml, discover")
+    if kind not in _KINDS:
+        raise MachineError(f"unknown machine kind {kind!r} in spec {spec!r}; known: "
+                           f"{', '.join(sorted([*_KINDS, 'discover']))}")
+    try:
+        return _KINDS[kind](kind, body, spec)
+    except MachineError as exc:
+        if spec in str(exc):
+            raise
+        # the core's size limits and kind-level checks: say which spec hit them
+        raise MachineError(f"machine spec {spec!r}: {exc}") from None

@@ -32,6 +32,14 @@ int pytopomap_pattern(PyObject *indptr, PyObject *indices, PyObject *bytes, topo
 /* Read 4 hybrid weights (None = NULL). */
 int pytopomap_weights(PyObject *obj, double w[4], const double **out);
 
+/* Build a machine of `kind` from a dict of parameters.  Returns 0 with *out
+   set, a negative core error code, or 1 with a Python exception set. */
+int pytopomap_create_kind(const char *kind, const topomap_node_tree *tree, PyObject *params,
+                          topomap_machine **out);
+/* Parameter `name` of `params` as a 1-D array of `type` (new reference), or
+   NULL with an exception set (KeyError naming it when absent). */
+PyArrayObject *pytopomap_param(PyObject *params, const char *name, int type, npy_intp len);
+
 PyObject *pytopomap_evaluate(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_map_block(PyObject *self, PyObject *args);
 PyObject *pytopomap_map_cyclic(PyObject *self, PyObject *args);

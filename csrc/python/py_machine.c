@@ -38,43 +38,28 @@ static PyObject *wrap_machine(PyObject *type, topomap_machine *m)
     return (PyObject *)self;
 }
 
-/* Machine.create(kind, groups, costs, params, params2): kind "single",
-   "torus" (dims, wrap) or "tree" (arities, costs). */
+/* Machine.create(kind, groups, costs, params): `params` is a dict of the
+   kind's parameters (see csrc/python/py_kinds.c). */
 static PyObject *machine_create(PyObject *type, PyObject *args)
 {
     const char *kind;
-    PyObject *groups, *costs, *p1 = Py_None, *p2 = Py_None;
-    if (!PyArg_ParseTuple(args, "sOO|OO", &kind, &groups, &costs, &p1, &p2)) return NULL;
-    PyArrayObject *g = NULL, *c = NULL, *a1 = NULL, *a2 = NULL;
+    PyObject *groups, *costs, *params;
+    if (!PyArg_ParseTuple(args, "sOOO!", &kind, &groups, &costs, &PyDict_Type, &params)) return NULL;
+    PyArrayObject *g = NULL, *c = NULL;
     topomap_node_tree t;
     topomap_machine *m = NULL;
     PyObject *res = NULL;
-    int rc = 0;
-    if (read_tree(groups, costs, &t, &g, &c)) goto cleanup;
-    if (strcmp(kind, "single") == 0) {
-        rc = topomap_machine_create_single(&t, &m);
-    } else if (strcmp(kind, "torus") == 0) {
-        a1 = pytopomap_array(p1, NPY_INT32, -1, "dims");
-        if (!a1) goto cleanup;
-        a2 = pytopomap_array(p2, NPY_UINT8, PyArray_DIM(a1, 0), "wrap");
-        if (!a2) goto cleanup;
-        rc = topomap_machine_create_torus(&t, (int32_t)PyArray_DIM(a1, 0), PyArray_DATA(a1), PyArray_DATA(a2), &m);
-    } else if (strcmp(kind, "tree") == 0) {
-        a1 = pytopomap_array(p1, NPY_INT32, -1, "arities");
-        if (!a1) goto cleanup;
-        a2 = pytopomap_array(p2, NPY_FLOAT64, PyArray_DIM(a1, 0), "costs");
-        if (!a2) goto cleanup;
-        rc = topomap_machine_create_tree(&t, (int32_t)PyArray_DIM(a1, 0), PyArray_DATA(a1), PyArray_DATA(a2), &m);
-    } else {
-        PyErr_Format(PyExc_ValueError, "unknown machine kind %s", kind);
-        goto cleanup;
+    if (read_tree(groups, costs, &t, &g, &c) == 0) {
+        int rc = pytopomap_create_kind(kind, &t, params, &m);
+        if (rc > 0) { /* a Python exception is set */
+        } else if (rc < 0) {
+            pytopomap_raise(rc);
+        } else {
+            res = wrap_machine(type, m);
+        }
     }
-    res = rc ? pytopomap_raise(rc) : wrap_machine(type, m);
-cleanup:
     Py_XDECREF(g);
     Py_XDECREF(c);
-    Py_XDECREF(a1);
-    Py_XDECREF(a2);
     return res;
 }
 
@@ -192,7 +177,7 @@ static PyGetSetDef machine_getset[] = {
 };
 
 static PyMethodDef machine_methods[] = {
-    {"create", machine_create, METH_VARARGS | METH_CLASS, "create(kind, groups, costs, p1, p2)"},
+    {"create", machine_create, METH_VARARGS | METH_CLASS, "create(kind, groups, costs, params: dict)"},
     {"route", (PyCFunction)machine_route, METH_VARARGS, "route(node_a, node_b) -> link ids"},
     {"route_counts", (PyCFunction)machine_route_counts, METH_VARARGS, "hops between node pairs"},
     {"distances", (PyCFunction)machine_distances, METH_VARARGS, "QAP distances between PE pairs"},
