@@ -157,6 +157,28 @@ class Machine:
         though the + tie-break never routes over the - one."""
         return self._core.links_exist()
 
+    @property
+    def nvertices(self) -> int:
+        """Vertices of the network graph: nodes ``0..nnodes-1``, then the switches."""
+        return self._core.nvertices
+
+    def links(self) -> dict[str, np.ndarray]:
+        """The network as a graph: one row per real directed link.
+
+        Returns a dict of equal-length arrays: ``link`` (id), ``src`` and
+        ``dst`` (vertex ids: nodes first, then switches) and ``capacity``.
+
+        Examples
+        --------
+        >>> import topomap as tm
+        >>> g = tm.machine("mesh:3").links()
+        >>> list(zip(g["src"].tolist(), g["dst"].tolist()))
+        [(0, 1), (1, 2), (1, 0), (2, 1)]
+        """
+        src, dst = self._core.link_ends()
+        ids = np.flatnonzero(src >= 0).astype(np.int32)
+        return {"link": ids, "src": src[ids], "dst": dst[ids], "capacity": self.capacities()[ids]}
+
     # ---------------------------------------------------------------- allocation
     def allocate(self, n: int, policy: str = "contiguous", seed: int = 0, runs: int = 4) -> "Allocation":
         """The PEs a job of ``n`` processes is given, in launcher rank order.

@@ -51,6 +51,7 @@ int topomap_i_machine_new(const topomap_node_tree *tree, int32_t nnodes, topomap
     m->head.pes_magic = UINT64_MAX / (uint64_t)tree->pes_per_node + 1;
     m->tree_levels = tree->nlevels;
     m->nnodes = nnodes;
+    m->nvertices = nnodes;
     m->npes = nnodes * tree->pes_per_node;
     *out = m;
     return TOPOMAP_OK;
@@ -89,6 +90,17 @@ int topomap_machine_set_capacities(topomap_machine *m, const double *cap)
 double topomap_machine_link_capacity(const topomap_machine *m, int32_t link)
 {
     return m->capacity ? m->capacity[link] : 1.0;
+}
+
+int32_t topomap_machine_nvertices(const topomap_machine *m) { return m->nvertices; }
+
+int topomap_machine_link_ends(const topomap_machine *m, int32_t link, int32_t *from, int32_t *to)
+{
+    if (!topomap_machine_link_exists(m, link))
+        return topomap_i_fail(TOPOMAP_EINVAL, "link %d does not exist (the machine has %d link ids)", (int)link,
+                              (int)m->nlinks);
+    m->ops->link_ends(m, link, from, to);
+    return TOPOMAP_OK;
 }
 
 int topomap_machine_link_exists(const topomap_machine *m, int32_t link)
@@ -159,7 +171,7 @@ static double none_distance(const topomap_machine *m, int32_t a, int32_t b) { (v
 static int32_t none_level(const topomap_machine *m, int32_t a, int32_t b) { (void)m; (void)a; (void)b; return 0; }
 
 static const struct topomap_i_net_ops none_ops = {
-    "single", none_route, none_count, none_distance, none_level, NULL, 0, NULL,
+    "single", none_route, none_count, none_distance, none_level, NULL, NULL, 0, NULL,
 };
 
 int topomap_machine_create_single(const topomap_node_tree *tree, topomap_machine **out)

@@ -11,6 +11,8 @@ struct topomap_i_net_ops {
     double (*distance)(const topomap_machine *m, int32_t a, int32_t b);
     int32_t (*level)(const topomap_machine *m, int32_t a, int32_t b);
     int (*link_exists)(const topomap_machine *m, int32_t link);
+    /* Endpoints (vertex ids) of an existing link. */
+    void (*link_ends)(const topomap_machine *m, int32_t link, int32_t *from, int32_t *to);
     /* Non-zero when the network distance is the hop count (no distance call needed). */
     int distance_is_hops;
     void (*destroy)(void *net);
@@ -19,6 +21,7 @@ struct topomap_i_net_ops {
 struct topomap_machine {
     struct topomap_i_machine_head head; /* must stay first: node_of reads it */
     int32_t nnodes, npes, nlinks, max_route, net_levels;
+    int32_t nvertices; /* nnodes + switches; set by the kind */
     int32_t tree_levels;
     int32_t *groups; /* tree_levels * pes_per_node */
     double *costs;   /* tree_levels */

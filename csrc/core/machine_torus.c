@@ -105,10 +105,20 @@ static int torus_link_exists(const topomap_machine *m, int32_t link)
     return dir == 0 ? c + 1 < size : c > 0;
 }
 
+static void torus_link_ends(const topomap_machine *m, int32_t link, int32_t *from, int32_t *to)
+{
+    const torus_net *t = m->net;
+    int32_t dir = link & 1, d = (link >> 1) % t->ndims, node = (link >> 1) / t->ndims;
+    int32_t size = t->dims[d], c = (int32_t)((node / t->stride[d]) % size);
+    int32_t next = dir == 0 ? (c + 1 == size ? 0 : c + 1) : (c == 0 ? size - 1 : c - 1);
+    *from = node;
+    *to = (int32_t)(node + (int64_t)(next - c) * t->stride[d]);
+}
+
 static void torus_destroy(void *net) { free(net); }
 
 static const struct topomap_i_net_ops torus_ops = {
-    "torus", torus_route, torus_count, torus_distance, torus_level, torus_link_exists, 1, torus_destroy,
+    "torus", torus_route, torus_count, torus_distance, torus_level, torus_link_exists, torus_link_ends, 1, torus_destroy,
 };
 
 int topomap_machine_create_torus(const topomap_node_tree *tree, int32_t ndims, const int32_t *dims,

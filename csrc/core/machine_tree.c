@@ -66,10 +66,22 @@ static int32_t tree_level(const topomap_machine *m, int32_t a, int32_t b)
     return meet_level(m->net, a, b);
 }
 
+/* Switch vertices follow the nodes level by level: the entity e at level l
+   (l >= 1) is vertex offset[l] + e, so an edge's id is its child's vertex. */
+static void tree_link_ends(const topomap_machine *m, int32_t link, int32_t *from, int32_t *to)
+{
+    const tree_net *t = m->net;
+    int32_t edge = link >> 1, l = 0;
+    while (t->offset[l + 1] <= edge) l++;
+    int32_t child = edge, parent = (int32_t)(t->offset[l + 1] + (edge - t->offset[l]) / t->arity[l]);
+    *from = link & 1 ? parent : child;
+    *to = link & 1 ? child : parent;
+}
+
 static void tree_destroy(void *net) { free(net); }
 
 static const struct topomap_i_net_ops tree_ops = {
-    "tree", tree_route, tree_count, tree_distance, tree_level, NULL, 0, tree_destroy,
+    "tree", tree_route, tree_count, tree_distance, tree_level, NULL, tree_link_ends, 0, tree_destroy,
 };
 
 int topomap_machine_create_tree(const topomap_node_tree *tree, int32_t nlevels, const int32_t *arity,
@@ -114,6 +126,7 @@ int topomap_machine_create_tree(const topomap_node_tree *tree, int32_t nlevels, 
     m->ops = &tree_ops;
     m->net = t;
     m->nlinks = (int32_t)(2 * t->offset[nlevels]);
+    m->nvertices = (int32_t)(t->offset[nlevels] + 1); /* + the root */
     /* Levels of arity 1 above the last real split join nothing new. */
     int32_t top = 0;
     for (int32_t l = 0; l < nlevels; l++)

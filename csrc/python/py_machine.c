@@ -157,6 +157,24 @@ static PyObject *machine_links_exist(PyTopomapMachine *self, PyObject *unused)
     return (PyObject *)out;
 }
 
+/* (from, to) vertex arrays over all link ids; -1 for ids that are not links. */
+static PyObject *machine_link_ends(PyTopomapMachine *self, PyObject *unused)
+{
+    (void)unused;
+    npy_intp n = topomap_machine_nlinks(self->m);
+    PyArrayObject *from = (PyArrayObject *)PyArray_SimpleNew(1, &n, NPY_INT32);
+    PyArrayObject *to = (PyArrayObject *)PyArray_SimpleNew(1, &n, NPY_INT32);
+    if (!from || !to) {
+        Py_XDECREF(from);
+        Py_XDECREF(to);
+        return NULL;
+    }
+    int32_t *f = PyArray_DATA(from), *t = PyArray_DATA(to);
+    for (npy_intp l = 0; l < n; l++)
+        if (topomap_machine_link_ends(self->m, (int32_t)l, &f[l], &t[l])) f[l] = t[l] = -1;
+    return Py_BuildValue("(NN)", from, to);
+}
+
 #define GETTER(name, fn) \
     static PyObject *get_##name(PyTopomapMachine *self, void *c) { (void)c; return PyLong_FromLong(fn(self->m)); }
 GETTER(nnodes, topomap_machine_nnodes)
@@ -165,6 +183,7 @@ GETTER(pes_per_node, topomap_machine_pes_per_node)
 GETTER(nlinks, topomap_machine_nlinks)
 GETTER(max_route, topomap_machine_max_route)
 GETTER(nlevels, topomap_machine_nlevels)
+GETTER(nvertices, topomap_machine_nvertices)
 
 static PyGetSetDef machine_getset[] = {
     {"nnodes", (getter)get_nnodes, NULL, "number of compute nodes", NULL},
@@ -173,6 +192,7 @@ static PyGetSetDef machine_getset[] = {
     {"nlinks", (getter)get_nlinks, NULL, "number of directed link ids", NULL},
     {"max_route", (getter)get_max_route, NULL, "longest possible route", NULL},
     {"nlevels", (getter)get_nlevels, NULL, "number of LCA levels (incl. 0 = same PE)", NULL},
+    {"nvertices", (getter)get_nvertices, NULL, "network graph vertices: nodes, then switches", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -185,6 +205,7 @@ static PyMethodDef machine_methods[] = {
     {"set_capacities", (PyCFunction)machine_set_capacities, METH_O, "set link capacities"},
     {"capacities", (PyCFunction)machine_capacities, METH_NOARGS, "link capacities"},
     {"links_exist", (PyCFunction)machine_links_exist, METH_NOARGS, "which link ids are real links"},
+    {"link_ends", (PyCFunction)machine_link_ends, METH_NOARGS, "(from, to) vertex of every link id"},
     {NULL, NULL, 0, NULL},
 };
 

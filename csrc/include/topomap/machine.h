@@ -59,6 +59,13 @@ int32_t topomap_machine_max_route(const topomap_machine *m);
    levels + 1 (level 0 = same PE). */
 int32_t topomap_machine_nlevels(const topomap_machine *m);
 
+/* The network as a graph: vertices 0..nnodes-1 are the compute nodes, the
+   kind's switches (if any) follow.  Every real link joins two vertices. */
+int32_t topomap_machine_nvertices(const topomap_machine *m);
+/* Endpoints of a directed link; returns 0, or TOPOMAP_EINVAL if the id is
+   not a real link (see link_exists). */
+int topomap_machine_link_ends(const topomap_machine *m, int32_t link, int32_t *from, int32_t *to);
+
 /* Link capacities (bytes/s or relative units), length nlinks, all > 0.
    Defaults to 1.  Copied. */
 int topomap_machine_set_capacities(topomap_machine *m, const double *cap);

@@ -1,0 +1,45 @@
+"""The ``topomap`` command line.
+
+Each command is a module here with ``add(subparsers)``, which creates its
+parser and sets ``func``; :data:`COMMANDS` lists them in help order.  Every
+command accepts patterns as files (see ``topomap.io``) or generator specs (see
+``topomap.generators``) and machines as spec strings (see ``topomap.spec``).
+Bad input exits with status 2 and one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence
+
+from ..errors import TopomapError
+from . import demo, eval_cmd, features_cmd, machine_cmd, methods_cmd
+
+COMMANDS = [demo, eval_cmd, methods_cmd, machine_cmd, features_cmd]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="topomap", description="Topology-aware process mapping for HPC.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMANDS:
+        module.add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except TopomapError as exc:
+        print(f"topomap {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"topomap {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader (e.g. `| head`) went away: stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -1,0 +1,35 @@
+"""``topomap demo``: every registered method on a built-in pattern and machine."""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import generators
+from ..compare import compare
+from .common import add_job_arguments, allocation, rows_of, table
+
+PATTERN = "stencil3d:16x16x16:7,weights=3x1x1"
+MACHINE = "torus:16x16x8/8"
+COLUMNS = [("method", "{}"), ("hop_bytes_norm", "{:.3f}"), ("avg_dilation", "{:.3f}"),
+           ("max_dilation", "{}"), ("max_congestion_norm", "{:.3f}"), ("nz_congestion_avg_norm", "{:.3f}"),
+           ("nz_congestion_var_norm", "{:.3f}"), ("edge_cut_norm", "{:.3f}"), ("seconds", "{:.4f}")]
+
+
+def run(args: argparse.Namespace) -> int:
+    pat = generators.from_spec(args.pattern)
+    alloc = allocation(args, pat.n)
+    print(f"pattern:    {pat}")
+    print(f"machine:    {alloc.machine}")
+    print(f"allocation: {alloc}")
+    print("metrics normalised by the block (launcher default) mapping; lower is better\n")
+    print(table(rows_of(compare(pat, alloc, methods=None, normalize="block", seed=args.seed)), COLUMNS))
+    return 0
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("demo", help="map a built-in pattern onto a built-in machine with every method",
+                       description="Map a built-in pattern onto a built-in machine with every registered "
+                                   "method and print the metric table.")
+    p.add_argument("--pattern", default=PATTERN, help=f"generator spec (default {PATTERN})")
+    add_job_arguments(p, MACHINE)
+    p.set_defaults(func=run, allocation="fragmented")

@@ -1,0 +1,20 @@
+"""``topomap machine``: the summary of a machine spec."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..spec import machine as build_machine
+from .common import print_mapping
+
+
+def run(args: argparse.Namespace) -> int:
+    print_mapping(build_machine(args.spec).summary(), args.json)
+    return 0
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("machine", help="summary of a machine spec (nodes, PEs, links, diameter, ASPL)")
+    p.add_argument("spec", help="machine spec, e.g. torus:8x8x8/8")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run)
