@@ -1,24 +1,10 @@
 /* The C core on its own, built with AddressSanitizer and UBSan (see Makefile).
    Hand-worked cases, error paths, and incremental == full recomputation over
    long random walks on every network kind. */
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/topomap.h"
-
-static int failures = 0, checks = 0;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        checks++;                                                                \
-        if (!(cond)) {                                                           \
-            failures++;                                                          \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                        \
-    } while (0)
-
-static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * (1 + fabs(a) + fabs(b)); }
+#include "check.h"
 
 static const int32_t flat1_groups[1] = {0};
 static const double zero_cost[1] = {0};
@@ -266,6 +252,5 @@ int main(void)
     test_incremental();
     test_threaded_full_evaluation();
     test_rng_and_baselines();
-    printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures ? 1 : 0;
+    return check_report();
 }
