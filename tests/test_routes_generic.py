@@ -24,6 +24,22 @@ SPECS = [
     "hierarchy:2:3:2/1:10:100",
     "hierarchy:2:2:3:1/1:10:100:1000",
     "tree:pack:2 core:2",
+    "dragonfly:g=3,a=2,h=1,p=2",
+    "dragonfly:g=4,a=2,h=2,p=1,arrangement=relative",
+    "dragonfly:g=5,a=2,h=2,p=1,arrangement=circulant/2",
+    "hypercube:4/2",
+    "xgft:m=2x4,w=1x2",
+    "xgft:m=3x2x2,w=2x3x1,p=1x2x2,routing=shortest/2",
+    "fattree:ports=4,levels=3,taper=2",
+    "fattree:k=3,levels=2,block=2,routing=shortest",
+    "circulant:12:1,5",
+    "circulant:8/2",
+    "shortcut:n=16,d=5,seed=3",
+    f"file:{__file__.rsplit('/', 1)[0]}/data/fabric/example.json,routing=dmodk/2",
+    f"file:{__file__.rsplit('/', 1)[0]}/data/fabric/topology.conf",
+    f"file:{__file__.rsplit('/', 1)[0]}/data/fabric/ibnetdiscover_small.txt,routing=dmodk/2",
+    f"file:{__file__.rsplit('/', 1)[0]}/data/fabric/ibnetdiscover_small.txt,"
+    f"routes={__file__.rsplit('/', 1)[0]}/data/fabric/routes_full.txt",
 ]
 
 

@@ -96,8 +96,15 @@ class Machine:
     def level_names(self) -> list[str]:
         """Name of each lowest-common-ancestor level: 0 = same PE, then the node
         tree levels bottom-up, then the network levels."""
-        net_names = self.network.level_names()
-        return ["PE", *self.node.levels, *net_names]
+        names = ["PE", *self.node.levels, *self.network.level_names()]
+        # Metrics.level_bytes is keyed by these names: a network level named
+        # like a node level must not merge with it.
+        seen: dict[str, int] = {}
+        for i, name in enumerate(names):
+            seen[name] = seen.get(name, 0) + 1
+            if seen[name] > 1:
+                names[i] = f"{name}#{seen[name]}"
+        return names
 
     # ---------------------------------------------------------------- oracle
     def node_of(self, pe: Any) -> np.ndarray:
@@ -110,12 +117,20 @@ class Machine:
         """Directed link ids of the route from ``node_a`` to ``node_b``."""
         try:
             return self._core.route(int(node_a), int(node_b))
-        except IndexError as exc:
+        except (IndexError, ValueError) as exc:
             raise MachineError(str(exc)) from None
 
     def hops(self, node_a: Any, node_b: Any) -> np.ndarray:
-        """Number of links between node pairs (vectorised)."""
-        return self._pairwise(self._core.route_counts, node_a, node_b)
+        """Number of links between node pairs (vectorised).
+
+        Raises MachineError for a pair the machine has no route for (a
+        ``"table"``-routed graph given routes for some pairs only)."""
+        h = self._pairwise(self._core.route_counts, node_a, node_b)
+        if h.size and h.min() < 0:
+            i = int(np.argmin(h.ravel()))
+            a, b = np.broadcast_arrays(np.asarray(node_a), np.asarray(node_b))
+            raise MachineError(f"the machine has no route from node {a.ravel()[i]} to node {b.ravel()[i]}")
+        return h
 
     def distance(self, pe_a: Any, pe_b: Any) -> np.ndarray:
         """QAP distance between PE pairs (vectorised): node tree cost inside a

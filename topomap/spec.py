@@ -38,15 +38,22 @@ from .nodetree import NodeTree
 __all__ = ["machine", "parse_node", "register_spec", "spec_int", "spec_float", "grid"]
 
 _KINDS: dict[str, Callable[[str, str, str], Machine]] = {}
+_BARE: set[str] = set()
 
 
-def register_spec(*kinds: str) -> Callable:
-    """Decorator: ``parser(kind, body, spec) -> Machine`` handles ``KIND:BODY`` specs."""
+def register_spec(*kinds: str, bare: bool = False) -> Callable:
+    """Decorator: ``parser(kind, body, spec) -> Machine`` handles ``KIND:BODY`` specs.
+
+    With ``bare=True`` the kind also stands alone, as ``KIND`` or ``KIND/NODE``
+    (a preset such as ``gpc/8``); its parser then gets ``""`` or ``"/NODE"``.
+    """
     def deco(parser: Callable[[str, str, str], Machine]) -> Callable[[str, str, str], Machine]:
         for kind in kinds:
             if kind in _KINDS:
                 raise ValueError(f"machine spec kind {kind!r} is registered twice")
             _KINDS[kind] = parser
+            if bare:
+                _BARE.add(kind)
         return parser
     return deco
 
@@ -168,7 +175,10 @@ def machine(spec: "str | Machine") -> Machine:
 
     if kind == "discover" and not sep:
         return Machine(networks.SingleNode(), NodeTree.discover(), spec=spec)
-    if not sep or not body.strip():
+    head, slash, rest = spec.partition("/")
+    if not sep and head.lower() in _BARE:
+        kind, body = head.lower(), slash + rest
+    elif not sep or not body.strip():
         raise MachineError(f"machine spec {spec!r} needs the form KIND:PARAMETERS (e.g. torus:8x8x8/16)")
     if kind not in _KINDS:
         raise MachineError(f"unknown machine kind {kind!r} in spec {spec!r}; known: "

@@ -21,6 +21,8 @@
 typedef struct {
     double hop_bytes, dilation, qap, total_bytes, edge_cut;
     int64_t messages, cut_messages;
+    int64_t unrouted;      /* messages between nodes the machine has no route for */
+    int32_t bad_p, bad_q;  /* the first of them */
 } sums;
 
 typedef struct {
@@ -50,7 +52,6 @@ struct topomap_eval {
     int64_t nz;
     journal_entry *journal;
     int64_t jlen, jcap;
-    int journaling;
 };
 
 static const double unit_weights[4] = {1.0, 1.0, 1.0, 1.0};
@@ -96,6 +97,10 @@ static void accumulate(const topomap_machine *m, const topomap_pattern *p, int32
                 level = last_level;
             } else {
                 h = topomap_machine_pair(m, a, b, route_buf, &dist, &level);
+                if (h < 0) { /* only explicit-route machines lack routes */
+                    if (!s.unrouted++) s.bad_p = i, s.bad_q = p->indices[k];
+                    continue;
+                }
                 if (nb != na) {
                     last_nb = nb;
                     last_h = h;
@@ -122,6 +127,16 @@ static void accumulate(const topomap_machine *m, const topomap_pattern *p, int32
     s.messages = p->indptr[hi] - p->indptr[lo];
     *out = s;
     *max_dil = maxd;
+}
+
+static int fail_unrouted(const topomap_machine *m, const sums *s, const int32_t *pe_of)
+{
+    int32_t a = pe_of[s->bad_p], b = pe_of[s->bad_q];
+    return topomap_i_fail(TOPOMAP_EINVAL,
+                          "the machine has no route from node %d to node %d (process %d on PE %d -> process %d on PE %d; "
+                          "%lld messages lack a route)",
+                          (int)topomap_machine_node_of(m, a), (int)topomap_machine_node_of(m, b), (int)s->bad_p, (int)a,
+                          (int)s->bad_q, (int)b, (long long)s->unrouted);
 }
 
 static void finish(const sums *s, int32_t max_dil, double mc, double avg, double var, int64_t nz,
@@ -213,7 +228,13 @@ int topomap_evaluate(const topomap_machine *m, const topomap_pattern *p, const i
         s.edge_cut += part[t].edge_cut;
         s.messages += part[t].messages;
         s.cut_messages += part[t].cut_messages;
+        if (!s.unrouted && part[t].unrouted) s.bad_p = part[t].bad_p, s.bad_q = part[t].bad_q;
+        s.unrouted += part[t].unrouted;
         if (maxd[t] > max_dil) max_dil = maxd[t];
+    }
+    if (s.unrouted) {
+        rc = fail_unrouted(m, &s, pe_of);
+        goto cleanup;
     }
     /* Two passes over the links: the exact mean first, then the variance. */
     double s1 = 0, mc = 0;
@@ -270,10 +291,8 @@ static int journal_push(topomap_eval *e, int32_t kind, int32_t index, double val
 
 static int link_add(topomap_eval *e, int32_t l, double dw, int64_t dc)
 {
-    if (e->journaling) {
-        int rc = journal_push(e, 0, l, e->load[l], e->count[l]);
-        if (rc) return rc;
-    }
+    int rc = journal_push(e, 0, l, e->load[l], e->count[l]);
+    if (rc) return rc;
     double cap = topomap_machine_link_capacity(e->m, l);
     if (e->count[l]) {
         double c = e->load[l] / cap;
@@ -295,20 +314,16 @@ static int link_add(topomap_eval *e, int32_t l, double dw, int64_t dc)
 
 static int hist_add(topomap_eval *e, int32_t h, int64_t d)
 {
-    if (e->journaling) {
-        int rc = journal_push(e, 1, h, 0, e->hist[h]);
-        if (rc) return rc;
-    }
+    int rc = journal_push(e, 1, h, 0, e->hist[h]);
+    if (rc) return rc;
     e->hist[h] += d;
     return TOPOMAP_OK;
 }
 
 static int level_add(topomap_eval *e, int32_t lv, double w)
 {
-    if (e->journaling) {
-        int rc = journal_push(e, 2, lv, e->level_bytes[lv], 0);
-        if (rc) return rc;
-    }
+    int rc = journal_push(e, 2, lv, e->level_bytes[lv], 0);
+    if (rc) return rc;
     e->level_bytes[lv] += w;
     return TOPOMAP_OK;
 }
@@ -319,6 +334,11 @@ static int message_update(topomap_eval *e, int32_t a, int32_t b, double w, int s
     const topomap_machine *m = e->m;
     double sw = sign * w, dist;
     int32_t level, h = topomap_machine_pair(m, a, b, e->route_buf, &dist, &level);
+    if (h < 0) { /* only when adding: the current mapping has every route */
+        int32_t na = topomap_machine_node_of(m, a), nb = topomap_machine_node_of(m, b);
+        return topomap_i_fail(TOPOMAP_EINVAL, "the machine has no route from node %d to node %d (PE %d -> PE %d)",
+                              (int)na, (int)nb, (int)a, (int)b);
+    }
     int rc = level_add(e, level, sw);
     e->s.qap += sw * dist;
     if (topomap_machine_node_of(m, a) != topomap_machine_node_of(m, b)) {
@@ -387,6 +407,10 @@ int topomap_eval_create(const topomap_machine *m, const topomap_pattern *p, cons
     memcpy(e->pe_of, pe_of, (size_t)p->n * sizeof *pe_of);
     int32_t max_dil;
     accumulate(m, p, 0, p->n, pe_of, e->load, e->count, e->level_bytes, e->hist, e->route_buf, &e->s, &max_dil);
+    if (e->s.unrouted) {
+        rc = fail_unrouted(m, &e->s, pe_of);
+        goto cleanup;
+    }
     for (int32_t l = 0; l < e->nlinks; l++)
         if (e->count[l]) {
             double c = e->load[l] / topomap_machine_link_capacity(m, l);
@@ -484,13 +508,13 @@ static int change(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t 
     sums saved = e->s;
     double s1 = e->s1, s2 = e->s2;
     int64_t nz = e->nz;
-    e->journaling = journal;
+    /* Applying journals too: a move can fail half-way (no route on an
+       explicit-route machine, or no memory for the journal) and must then
+       leave the state untouched.  Applies are rare next to tries. */
     e->jlen = 0;
     int rc = relocate(e, p, new_p, q, new_q);
     if (!rc && after) topomap_eval_metrics(e, after);
-    /* Applying never fails (the journal, the only allocation, is off), so
-       only a try needs undoing. */
-    if (journal) {
+    if (journal || rc) {
         rollback(e);
         e->s = saved;
         e->s1 = s1;
@@ -500,7 +524,6 @@ static int change(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t 
         e->pe_of[p] = new_p;
         if (q >= 0) e->pe_of[q] = new_q;
     }
-    e->journaling = 0;
     return rc;
 }
 

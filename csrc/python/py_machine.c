@@ -89,6 +89,10 @@ static PyObject *machine_route(PyTopomapMachine *self, PyObject *args)
     PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(1, &len, NPY_INT32);
     if (!out) return NULL;
     int32_t n = topomap_machine_route(self->m, (int32_t)a, (int32_t)b, PyArray_DATA(out));
+    if (n < 0) {
+        Py_DECREF(out);
+        return PyErr_Format(PyExc_ValueError, "the machine has no route from node %ld to node %ld", a, b);
+    }
     PyObject *res = PySequence_GetSlice((PyObject *)out, 0, n);
     Py_DECREF(out);
     return res;

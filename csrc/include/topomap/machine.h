@@ -46,6 +46,51 @@ int topomap_machine_create_tree(const topomap_node_tree *tree, int32_t nlevels,
                                 const int32_t *arity, const double *costs,
                                 topomap_machine **out);
 
+/* Dragonfly (Kim et al. 2008): g groups of a all-to-all routers, h global
+   links and p nodes per router, global links by `arrangement`, minimal
+   routing.  Node n is on router n / p; routers are vertices nnodes + id.
+   Link ids, arrangements and the parallel-link rule: machine_dragonfly.c. */
+enum { TOPOMAP_DRAGONFLY_ABSOLUTE = 0, TOPOMAP_DRAGONFLY_RELATIVE = 1, TOPOMAP_DRAGONFLY_CIRCULANT = 2 };
+int topomap_machine_create_dragonfly(const topomap_node_tree *tree, int32_t g, int32_t a, int32_t h, int32_t p,
+                                     int32_t arrangement, topomap_machine **out);
+
+/* Binary hypercube of dimension 1..26, e-cube routing (lowest differing bit
+   first).  Link id = node*dim + bit. */
+int topomap_machine_create_hypercube(const topomap_node_tree *tree, int32_t dim, topomap_machine **out);
+
+/* Extended generalized fat tree XGFT(h; m; w) with p[i] parallel cables per
+   child-parent pair (arrays bottom-up, level 1 = leaf switches), routed up
+   to the lowest common ancestor and down; the up port is chosen by
+   destination (D-mod-k) or is always the lowest (shortest).  capacity[i]
+   (NULL = all 1) applies to every cable of level i+1.  Nodes are vertices
+   0..N-1, switches follow level by level.  Link ids and the routing rule:
+   machine_fattree.c. */
+enum { TOPOMAP_FATTREE_DMODK = 0, TOPOMAP_FATTREE_SHORTEST = 1 };
+int topomap_machine_create_fattree(const topomap_node_tree *tree, int32_t nlevels, const int32_t *m, const int32_t *w,
+                                   const int32_t *p, const double *capacity, int32_t routing, topomap_machine **out);
+
+/* Arbitrary graph (kind "graph", machine_graph.c): vertices 0..nnodes-1 are
+   the compute nodes, nnodes..nnodes+nswitches-1 the switches; directed link
+   i goes from src[i] to dst[i] with capacity[i] (NULL = all 1).  Routing:
+   SHORTEST and DMODK build destination-based forwarding tables by one BFS
+   per destination node (route_build.c; topomap/graph.h has the tie-break
+   rules and the size limit); TABLE uses the npairs explicit routes
+   route_links[route_ptr[k] .. route_ptr[k+1]) from node pair_src[k] to
+   node pair_dst[k] and nothing else: a pair without a route has route and
+   route_count -1, which the evaluator reports as an error. */
+enum { TOPOMAP_ROUTING_SHORTEST = 0, TOPOMAP_ROUTING_DMODK = 1, TOPOMAP_ROUTING_TABLE = 2 };
+typedef struct {
+    int32_t nnodes, nswitches, nlinks;
+    const int32_t *src, *dst;
+    const double *capacity;
+    int32_t routing;
+    int64_t npairs;
+    const int32_t *pair_src, *pair_dst;
+    const int64_t *route_ptr;
+    const int32_t *route_links;
+} topomap_graph_desc;
+int topomap_machine_create_graph(const topomap_node_tree *tree, const topomap_graph_desc *g, topomap_machine **out);
+
 void topomap_machine_destroy(topomap_machine *m);
 
 int32_t topomap_machine_nnodes(const topomap_machine *m);

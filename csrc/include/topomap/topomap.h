@@ -5,6 +5,8 @@
 #include "rng.h"
 #include "pattern.h"
 #include "machine.h"
+#include "graph.h"
 #include "eval.h"
 #include "map.h"
+#include "partition.h"
 #endif
