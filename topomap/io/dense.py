@@ -8,6 +8,8 @@ import numpy as np
 
 from ..errors import FormatError, PatternError
 from ..pattern import Pattern
+from ._format import number_column, write_rows
+from ._text import parse_block, read_bytes
 
 _MAX_DENSE = 50_000
 
@@ -17,13 +19,18 @@ def read_dense(path: "str | os.PathLike[str]") -> Pattern:
 
     Text: whitespace- or comma-separated numbers, ``#`` comments; every row
     must have ``n`` entries.  Errors name the file and line.
+
+    Examples
+    --------
+    >>> import topomap as tm, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "c.mat")
+    >>> _ = open(path, "w").write("# profile2mat output\\n0 5 1\\n2, 0, 0\\n0 0 0\\n")
+    >>> tm.io.read_dense(path).to_dense()[:2].tolist()
+    [[0.0, 5.0, 1.0], [2.0, 0.0, 0.0]]
     """
     path = os.fspath(path)
     if path.lower().endswith(".npy"):
-        try:
-            mat = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise FormatError(f"{path}: not a readable .npy matrix ({exc})") from None
+        mat = _load_npy(path)
         prov = {"source": "npy", "file": path}
     else:
         mat = _read_text(path)
@@ -34,39 +41,47 @@ def read_dense(path: "str | os.PathLike[str]") -> Pattern:
         raise FormatError(f"{path}: {exc}") from None
 
 
-def _read_text(path: str) -> np.ndarray:
-    rows: list[list[float]] = []
+def _load_npy(path: str) -> np.ndarray:
+    """``numpy.load``, after checking the header's shape fits the file (a corrupt header must not
+    make NumPy allocate terabytes)."""
     try:
-        fh = open(path, encoding="utf-8", errors="surrogateescape")
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot open ({exc.strerror})") from None
-    last = 0
-    with fh:
-        for lineno, line in _lines(fh, path):
-            text = line.split("#", 1)[0].replace(",", " ").split()
-            if not text:
-                continue
-            try:
-                row = [float(t) for t in text]
-            except ValueError:
-                bad = next(t for t in text if not _is_float(t))
-                raise FormatError(f"{path}:{lineno}: {bad!r} is not a number") from None
-            for col, v in enumerate(row):
-                if not (np.isfinite(v) and v >= 0):
-                    raise FormatError(f"{path}:{lineno}: entry {col} ({text[col]!r}) of row {len(rows)} "
-                                      "is negative, NaN or infinite")
-            if rows and len(row) != len(rows[0]):
-                raise FormatError(f"{path}:{lineno}: row has {len(row)} entries, the first row has {len(rows[0])}")
-            if len(rows) >= _MAX_DENSE:
-                raise FormatError(f"{path}:{lineno}: more than {_MAX_DENSE} rows; use a sparse format")
-            rows.append(row)
-            last = lineno
-    if not rows:
+        with open(path, "rb") as fh:
+            major, _ = np.lib.format.read_magic(fh)
+            read_header = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+            shape, _, dtype = read_header(fh)
+            need = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if need > os.fstat(fh.fileno()).st_size - fh.tell():
+                raise ValueError(f"the header's shape {shape} needs {need} bytes, more than the file holds")
+        return np.load(path, allow_pickle=False)
+    except Exception as exc:  # NumPy's header parser raises ValueError, SyntaxError, TokenError, ... on corrupt input
+        raise FormatError(f"{path}: not a readable .npy matrix ({exc})") from None
+
+
+def _read_text(path: str) -> np.ndarray:
+    data = read_bytes(path)
+    block = parse_block(path, data, 1, integer=False, comment=b"#", commas=True)
+    rows = np.flatnonzero(block.counts)
+    if not rows.size:
         raise FormatError(f"{path}: no matrix rows")
-    if len(rows) != len(rows[0]):
-        raise FormatError(f"{path}:{last}: {len(rows)} rows of {len(rows[0])} entries; the matrix must be "
-                          "square (truncated file?)")
-    return np.array(rows)
+    width = int(block.counts[rows[0]])
+    if width > _MAX_DENSE:
+        raise block.error(rows[0], f"row has {width} entries, more than {_MAX_DENSE} processes; "
+                                   "use a sparse format")
+    bad = np.flatnonzero(block.counts[rows] != width)
+    if bad.size:
+        raise block.error(rows[bad[0]], f"row has {block.counts[rows[bad[0]]]} entries, the first row has {width}")
+    if rows.size > _MAX_DENSE:
+        raise block.error(rows[_MAX_DENSE], f"more than {_MAX_DENSE} rows; use a sparse format")
+    if rows.size != width:
+        raise block.error(rows[-1], f"{rows.size} rows of {width} entries; the matrix must be square "
+                                    "(truncated file?)")
+    mat = block.values.reshape(width, width)
+    bad = np.flatnonzero(~np.isfinite(block.values) | (block.values < 0))
+    if bad.size:
+        r, c = divmod(int(bad[0]), width)
+        text = block.tokens(rows[r])[c].decode("utf-8", errors="backslashreplace")
+        raise block.error(rows[r], f"entry {c} ({text!r}) of row {r} is negative, NaN or infinite")
+    return mat
 
 
 def _lines(fh, path: str):
@@ -80,20 +95,28 @@ def _lines(fh, path: str):
         yield lineno, line
 
 
-def _is_float(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
-
-
 def write_dense(pattern: Pattern, path: "str | os.PathLike[str]") -> None:
-    """Write the dense matrix as ``.npy`` or as text (one row per line)."""
+    """Write the dense matrix as ``.npy`` or as text (one row per line, exact decimals).
+
+    Examples
+    --------
+    >>> import topomap as tm, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "c.mat")
+    >>> tm.io.write_dense(tm.Pattern.from_edges([0, 1], [1, 0], [2.5, 3.0]), path)
+    >>> print(open(path).read(), end="")
+    0.0 2.5
+    3.0 0.0
+    """
     path = os.fspath(path)
     if pattern.n > _MAX_DENSE:
         raise FormatError(f"{path}: {pattern.n} processes is too many for a dense matrix")
     if path.lower().endswith(".npy"):
         np.save(path, pattern.to_dense())
-    else:
-        np.savetxt(path, pattern.to_dense(), fmt="%.17g")
+        return
+    conversion, values = number_column(pattern.to_dense().ravel())
+    n = pattern.n
+    try:
+        with open(path, "w", encoding="ascii") as fh:
+            write_rows(fh, " ".join([conversion] * n) + "\n", [values[i::n] for i in range(n)])
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot write ({exc.strerror})") from None

@@ -1,0 +1,207 @@
+"""Pattern file I/O throughput: every reader and writer on ~10^8-byte files, next to the
+speed of reading the same bytes raw (Python ``read()``) and with ``cat``.
+
+Workloads (issue 4, item 5), all seeded:
+
+* csv, matrixmarket: 10^6 processes, a random sparse pattern, ~4.5 x 10^6 messages;
+* metis, scotch: the same pattern made symmetric (undirected formats);
+* dense: the largest n x n matrix near the target size (1 % non-zeros);
+* ompi: 10^5 ``.prof`` files, 6 peers per rank with size histograms;
+* dumpi: 1 000 ``dumpi2ascii`` files of send records;
+* otf2: 2 x 10^5 MpiSend events written by the ``otf2`` package (when installed).
+
+Reads run with the page cache warm (right after the write), best of ``--repeat``.
+
+    python benchmarks/bench_io.py             # ~100 MB per format, writes results/io_throughput.json
+    python benchmarks/bench_io.py --quick     # ~5 MB per format
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import topomap as tm  # noqa: E402
+
+
+def best_of(repeat: int, func) -> tuple[float, object]:
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = func()
+        best = min(best, time.perf_counter() - t)
+    return best, result
+
+
+def random_pattern(n: int, nnz: int, seed: int) -> tm.Pattern:
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, n, nnz)
+    dst = (src + rng.integers(1, n, nnz)) % n
+    return tm.Pattern.from_edges(src, dst, rng.integers(1, 1 << 24, nnz).astype(float), rng.integers(1, 100, nnz),
+                                 n=n, provenance={"generator": "bench"})
+
+
+def raw_speed(files: list[str], repeat: int) -> tuple[float, float]:
+    """Seconds to read the files with Python and with cat."""
+    def py():
+        for f in files:
+            with open(f, "rb") as fh:
+                fh.read()
+
+    def cat():
+        # xargs keeps the argument list short for 10^5 files
+        subprocess.run(["xargs", "-0", "cat"], input="\0".join(files).encode(), stdout=subprocess.DEVNULL, check=True)
+
+    return best_of(repeat, py)[0], best_of(repeat, cat)[0]
+
+
+def ompi_run(directory: str, ranks: int, peers: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    hist = ",".join(["0"] * 60 + ["3", "1", "0", "0", "0", "0"])
+    files = []
+    for r in range(ranks):
+        dests = (r + rng.choice(np.arange(1, ranks), peers, replace=False)) % ranks
+        lines = ["# POINT TO POINT"] + [f"E\t{r}\t{d}\t{rng.integers(1, 1 << 30)} bytes\t{rng.integers(1, 999)} msgs sent\t{hist}"
+                                        for d in sorted(dests)]
+        lines += ["# OSC", "# COLLECTIVES", f"D\tMPI_COMM_SELF\tprocs: {r}", f"O2A\t{r}\t0 bytes\t0 msgs sent",
+                  f"A2O\t{r}\t0 bytes\t0 msgs sent", f"A2A\t{r}\t0 bytes\t0 msgs sent"]
+        path = os.path.join(directory, f"prof.{r}.prof")
+        with open(path, "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+        files.append(path)
+    return files
+
+
+def dumpi_run(directory: str, ranks: int, sends: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    record = ("MPI_Isend entering at walltime {t:.9f}, cputime {c:.9f} seconds in thread 0.\nint count={count}\n"
+              "MPI_Datatype datatype=14 (MPI_DOUBLE)\nint dest={dest}\nint tag=7\nMPI_Comm comm=2 (MPI_COMM_WORLD)\n"
+              "MPI_Request request=[{req}]\nMPI_Isend returning at walltime {t:.9f}, cputime {c:.9f} seconds in thread 0.\n"
+              "MPI_Wait entering at walltime {t:.9f}, cputime {c:.9f} seconds in thread 0.\nMPI_Request request=[{req}]\n"
+              "MPI_Status status=<IGNORED>\nMPI_Wait returning at walltime {t:.9f}, cputime {c:.9f} seconds in thread 0.\n")
+    files = []
+    for r in range(ranks):
+        dests = (r + rng.integers(1, ranks, sends)) % ranks
+        counts = rng.integers(1, 1 << 16, sends)
+        body = "".join(record.format(t=8000 + i * 1e-3, c=i * 1e-4, count=c, dest=d, req=i + 2)
+                       for i, (c, d) in enumerate(zip(counts.tolist(), dests.tolist())))
+        path = os.path.join(directory, f"dumpi-2024.01.01.00.00.00-{r:04d}.dumpi.txt")
+        with open(path, "w") as fh:
+            fh.write("MPI_Init entering at walltime 1.0, cputime 0.0 seconds in thread 0.\nint argc=0\n"
+                     "string argv[0]=<IGNORED>\nMPI_Init returning at walltime 1.0, cputime 0.0 seconds in thread 0.\n"
+                     + body)
+        files.append(path)
+    return files
+
+
+def otf2_run(directory: str, ranks: int, events: int, seed: int) -> list[str]:
+    import otf2
+    from otf2.enums import GroupType, LocationGroupType, Paradigm
+    rng = np.random.default_rng(seed)
+    with otf2.writer.open(directory, timer_resolution=10**9) as w:
+        d = w.definitions
+        node = d.system_tree_node("node")
+        locs = [d.location("Master thread", group=d.location_group(f"MPI Rank {r}", system_tree_parent=node,
+                                                                   location_group_type=LocationGroupType.PROCESS))
+                for r in range(ranks)]
+        d.group("world locations", group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=locs)
+        world = d.comm("MPI_COMM_WORLD", group=d.group("world", group_type=GroupType.COMM_GROUP,
+                                                        paradigm=Paradigm.MPI, members=list(range(ranks))))
+        src = rng.integers(0, ranks, events)
+        dst = (src + rng.integers(1, ranks, events)) % ranks
+        writers = [w.event_writer_from_location(loc) for loc in locs]
+        for i, (s, t) in enumerate(zip(src.tolist(), dst.tolist())):
+            writers[s].mpi_send(i, receiver=t, communicator=world, msg_tag=0, msg_length=1024 + i % 4096)
+    return sorted(glob.glob(os.path.join(directory, "**", "*"), recursive=True))
+
+
+def run_case(name: str, workdir: str, make, repeat: int) -> dict:
+    os.makedirs(workdir, exist_ok=True)
+    t = time.perf_counter()
+    files, target = make(workdir)
+    write_s = time.perf_counter() - t
+    files = [f for f in files if os.path.isfile(f)]
+    size = sum(os.path.getsize(f) for f in files)
+    read_s, pat = best_of(repeat, lambda: tm.io.read(target))
+    py_s, cat_s = raw_speed(files, repeat)
+    mb = size / 1e6
+    row = {"format": name, "files": len(files), "MB": round(mb, 1), "n": pat.n, "nnz": pat.nnz,
+           "write_s": round(write_s, 3), "read_s": round(read_s, 3), "read_MBps": round(mb / read_s, 1),
+           "python_read_MBps": round(mb / py_s, 1), "cat_MBps": round(mb / cat_s, 1),
+           "read_vs_python_read": round(py_s / read_s, 3)}
+    shutil.rmtree(workdir, ignore_errors=True)
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="~5 MB per format instead of ~100 MB")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--only", help="comma-separated formats to run")
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "io_throughput.json"))
+    args = ap.parse_args()
+    scale = 0.05 if args.quick else 1.0
+    n = 10**6
+    nnz = int(4.5e6 * scale)
+    directed = random_pattern(n, nnz, seed=1)
+    undirected = random_pattern(n, nnz // 2, seed=2).symmetric()
+    side = int(7000 * scale**0.5)
+    rng = np.random.default_rng(3)
+    dense = tm.Pattern.from_dense(np.where(rng.random((side, side)) < 0.01, rng.integers(1, 1 << 20, (side, side)), 0))
+
+    def writer(pat, ext):
+        def make(d):
+            path = os.path.join(d, f"pattern{ext}")
+            tm.io.write(pat, path)
+            return [path], path
+        return make
+
+    def run_of(files: list[str]) -> tuple[list[str], str]:
+        return files, files[0]  # per-rank formats: read through any one rank's file
+
+    cases = {
+        "csv": writer(directed, ".csv"),
+        "matrixmarket": writer(directed, ".mtx"),
+        "metis": writer(undirected, ".graph"),
+        "scotch": writer(undirected, ".grf"),
+        "dense": writer(dense, ".mat"),
+        "ompi": lambda d: run_of(ompi_run(d, int(10**5 * scale), 6, seed=4)),
+        "dumpi": lambda d: run_of(dumpi_run(d, int(1000 * scale**0.5), int(300 * scale**0.5), seed=5)),
+    }
+    if importlib.util.find_spec("otf2") is not None:
+        cases["otf2"] = lambda d: (otf2_run(d, 64, int(2e5 * scale), seed=6), os.path.join(d, "traces.otf2"))
+    else:
+        print("otf2 not installed: skipping the OTF2 case", file=sys.stderr)
+    wanted = args.only.split(",") if args.only else list(cases)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench_io_") as tmp:
+        for name in wanted:
+            rows.append(run_case(name, os.path.join(tmp, name), cases[name], args.repeat))
+            r = rows[-1]
+            print(f"{r['format']:<13}{r['files']:>7}{r['MB']:>8.1f} MB  n={r['n']:<8} nnz={r['nnz']:<9} "
+                  f"write {r['write_s']:7.2f} s  read {r['read_s']:7.2f} s = {r['read_MBps']:7.1f} MB/s  "
+                  f"(python read {r['python_read_MBps']:7.1f}, cat {r['cat_MBps']:7.1f} MB/s)", flush=True)
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    meta = {"python": sys.version.split()[0], "numpy": np.__version__, "machine": platform.machine(),
+            "cpus": os.cpu_count(), "quick": args.quick, "repeat": args.repeat, "cache": "warm"}
+    with open(args.out, "w") as fh:
+        json.dump({"meta": meta, "rows": rows}, fh, indent=2)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""MatrixMarket coordinate files (``.mtx``): entry ``(i, j, v)`` = ``v`` bytes from ``i-1`` to ``j-1``.
+
+Source: R. F. Boisvert, R. Pozo, K. Remington, "The Matrix Market Exchange
+Formats: Initial Design" (NISTIR 5935, 1996), sections 2-3: a banner
+``%%MatrixMarket matrix coordinate <field> <symmetry>``, ``%`` comment lines,
+a size line ``M N NZ``, then ``NZ`` lines ``i j [value]`` with 1-based indices.
+
+Choices the source leaves open:
+
+* Supported: fields ``real``, ``integer``, ``pattern`` (every entry weighs 1
+  byte); symmetries ``general`` and ``symmetric`` (each stored off-diagonal
+  entry also counts in the mirrored direction).  ``array`` files, ``complex``
+  fields, ``skew-symmetric`` and ``hermitian`` are refused: a communication
+  volume is neither negative nor complex.
+* A symmetric file must store only the lower triangle (``i >= j``), as the
+  format says; an upper entry is an error rather than a silent double count.
+* The matrix must be square (rows = columns = processes).
+* Blank lines and ``%`` lines are accepted anywhere after the banner.
+* The writer emits ``coordinate integer general`` when every volume is an
+  integer below 2**53, else ``coordinate real general`` with shortest exact
+  decimals; message counts are not part of the format and are not written.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import FormatError
+from ..pattern import Pattern
+from ._edges import pattern_from_edges
+from ._format import number_column, write_rows
+from ._text import check_text_line, iter_lines, parse_block, read_bytes, shown
+
+_SUPPORTED_FIELDS = ("real", "integer", "pattern")
+_SUPPORTED_SYMMETRY = ("general", "symmetric")
+
+
+def read_matrix_market(path: "str | os.PathLike[str]") -> Pattern:
+    """Read a square MatrixMarket coordinate matrix of bytes (row = sender).
+
+    Examples
+    --------
+    >>> import topomap as tm, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "c.mtx")
+    >>> _ = open(path, "w").write("%%MatrixMarket matrix coordinate real symmetric\\n3 3 2\\n2 1 5\\n3 2 1.5\\n")
+    >>> tm.io.read_matrix_market(path).to_dense().tolist()
+    [[0.0, 5.0, 0.0], [5.0, 0.0, 1.5], [0.0, 1.5, 0.0]]
+    """
+    path = os.fspath(path)
+    data = read_bytes(path)
+    field, symmetry, n, nnz, size_line, body_at = _header(path, data)
+    width = 2 if field == "pattern" else 3
+    block = parse_block(path, data[body_at:], size_line + 1, integer=field != "real", comment=b"%",
+                        whole_line_comments=True)
+    bad = np.flatnonzero((block.counts != 0) & (block.counts != width))
+    if bad.size:
+        what = "row column" if width == 2 else "row column value"
+        raise block.error(bad[0], f"{block.counts[bad[0]]} numbers where {width} ({what}) were expected")
+    entry_lines = np.flatnonzero(block.counts)
+    if entry_lines.size > nnz:
+        raise block.error(entry_lines[nnz], f"more entries than the {nnz} the size line declares")
+    if entry_lines.size < nnz:
+        raise FormatError(f"{path}: the size line declares {nnz} entries but only {entry_lines.size} follow "
+                          "(truncated file?)")
+    rows = block.values.reshape(-1, width)
+    i, j = rows[:, 0], rows[:, 1]
+    bad = np.flatnonzero((i != np.round(i)) | (j != np.round(j)))
+    if bad.size:
+        e = bad[0]
+        raise block.error(entry_lines[e], f"index ({_num(i[e])}, {_num(j[e])}) is not a pair of integers")
+    bad = np.flatnonzero((i < 1) | (i > n) | (j < 1) | (j > n))
+    if bad.size:
+        e = bad[0]
+        raise block.error(entry_lines[e], f"index ({_num(i[e])}, {_num(j[e])}) is outside the {n} x {n} matrix "
+                                          "(indices are 1-based)")
+    values = rows[:, 2].astype(np.float64) if width == 3 else np.ones(len(rows))
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+    if bad.size:
+        e = bad[0]
+        raise block.error(entry_lines[e], f"value {shown(block.tokens(entry_lines[e])[2])} is negative, "
+                                          "NaN or infinite")
+    src, dst = i.astype(np.int64) - 1, j.astype(np.int64) - 1
+    if symmetry == "symmetric":
+        bad = np.flatnonzero(src < dst)
+        if bad.size:
+            e = bad[0]
+            raise block.error(entry_lines[e], f"entry ({src[e] + 1}, {dst[e] + 1}) is above the diagonal in a "
+                                              "symmetric matrix (only the lower triangle is stored)")
+        off = src != dst
+        src, dst, values = (np.concatenate([src, dst[off]]), np.concatenate([dst, src[off]]),
+                            np.concatenate([values, values[off]]))
+    provenance = {"source": "matrixmarket", "file": path, "field": field, "symmetry": symmetry,
+                  "counted": "bytes per (row, column) = (sender, receiver) entry"
+                             + (", 1 per entry (pattern field)" if field == "pattern" else "")}
+    return pattern_from_edges(src, dst, values, None, n, provenance)
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def _header(path: str, data: bytes) -> tuple[str, str, int, int, int, int]:
+    """(field, symmetry, n, nnz, line number of the size line, offset of the body)."""
+    lines = iter_lines(data)
+    first = next(lines, None)
+    if first is None:
+        raise FormatError(f"{path}: empty file (expected a %%MatrixMarket banner)")
+    offset, raw = first
+    banner = check_text_line(path, 1, raw).split()
+    if not banner or banner[0].lower() != "%%matrixmarket":
+        raise FormatError(f"{path}:1: not a MatrixMarket file (the first line must start with %%MatrixMarket)")
+    if len(banner) != 5 or banner[1].lower() != "matrix":
+        raise FormatError(f"{path}:1: banner must read '%%MatrixMarket matrix <format> <field> <symmetry>'")
+    fmt, field, symmetry = (b.lower() for b in banner[2:])
+    if fmt != "coordinate":
+        raise FormatError(f"{path}:1: {fmt!r} format is not supported (only 'coordinate')")
+    if field not in _SUPPORTED_FIELDS:
+        raise FormatError(f"{path}:1: field {field!r} is not supported (only {', '.join(_SUPPORTED_FIELDS)})")
+    if symmetry not in _SUPPORTED_SYMMETRY:
+        raise FormatError(f"{path}:1: symmetry {symmetry!r} is not supported "
+                          f"(only {', '.join(_SUPPORTED_SYMMETRY)})")
+    for lineno, (next_offset, raw) in enumerate(lines, 2):
+        text = check_text_line(path, lineno, raw).strip()
+        if not text or text.startswith("%"):
+            continue
+        parts = text.split()
+        if len(parts) != 3 or not all(p.isascii() and p.isdigit() for p in parts):
+            raise FormatError(f"{path}:{lineno}: size line must be 'rows columns entries', got {text[:60]!r}")
+        m, n, nnz = (int(p) for p in parts)
+        if m != n:
+            raise FormatError(f"{path}:{lineno}: the matrix is {m} x {n}; a communication matrix must be square")
+        if not 1 <= n < 2**31:
+            raise FormatError(f"{path}:{lineno}: {n} processes is outside 1 .. 2^31-1")
+        if nnz >= 2**62:
+            raise FormatError(f"{path}:{lineno}: {nnz} entries is beyond any matrix a file can hold")
+        return field, symmetry, n, nnz, lineno, next_offset
+    raise FormatError(f"{path}: no size line after the banner (truncated file?)")
+
+
+def write_matrix_market(pattern: Pattern, path: "str | os.PathLike[str]") -> None:
+    """Write ``pattern`` as a MatrixMarket ``coordinate integer|real general`` matrix.
+
+    Examples
+    --------
+    >>> import topomap as tm, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "c.mtx")
+    >>> tm.io.write_matrix_market(tm.Pattern.from_edges([0], [1], [2.5]), path)
+    >>> open(path).read().splitlines()[-2:]
+    ['2 2 1', '1 2 2.5']
+    """
+    path = os.fspath(path)
+    conversion, values = number_column(pattern.bytes)
+    field = "integer" if conversion == "%d" else "real"
+    try:
+        with open(path, "w", encoding="ascii") as fh:
+            fh.write(f"%%MatrixMarket matrix coordinate {field} general\n"
+                     f"% written by topomap: bytes from row to column\n"
+                     f"{pattern.n} {pattern.n} {pattern.nnz}\n")
+            write_rows(fh, f"%d %d {conversion}\n",
+                       [pattern.senders().astype(np.int64) + 1, pattern.indices.astype(np.int64) + 1, values])
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot write ({exc.strerror})") from None

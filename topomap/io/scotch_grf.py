@@ -1,0 +1,160 @@
+"""Scotch source graph files (``.grf``): undirected graphs as a stream of integers.
+
+Source: F. Pellegrini, "Scotch and libScotch 7.0 User's Guide", section 5.1
+"Graph files": version ``0``; ``vertnbr edgenbr`` (``edgenbr`` counts arcs,
+twice the edges); ``baseval flagval`` where ``flagval`` is three decimal
+digits (hundreds: vertex labels, tens: edge loads, units: vertex loads); then
+per vertex ``[label] [load] degree`` followed by ``degree`` arcs
+``[edge load] end``.  Line breaks carry no meaning: the file is a stream of
+integers.
+
+Choices the source leaves open:
+
+* Arc ``end`` (load ``e``, 1 without edge loads) of vertex ``v`` becomes ``e``
+  bytes from ``v`` to ``end``; both arcs of an edge are in the file, so the
+  pattern is symmetric.
+* With labels, the process id of a vertex is ``label - baseval`` and arc ends
+  are labels (so labels must be ``baseval .. baseval+vertnbr-1``, each once);
+  without labels vertices are numbered in file order.
+* ``baseval`` must be 0 or 1; vertex loads are checked (non-negative) and
+  ignored (provenance says so); ``edgenbr`` must equal the sum of degrees and
+  nothing may follow the last vertex.
+* The writer needs a symmetric pattern with integer volumes (see
+  :mod:`topomap.io.metis`) and writes ``baseval`` 0, flag ``010`` (edge
+  loads), one vertex per line; message counts are not part of the format.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import FormatError
+from ..pattern import Pattern
+from ._edges import pattern_from_edges
+from ._format import write_adjacency
+from ._text import parse_block, read_bytes
+from ._undirected import undirected_weights
+
+
+def read_scotch_grf(path: "str | os.PathLike[str]") -> Pattern:
+    """Read a Scotch source graph as a symmetric pattern of edge loads.
+
+    Examples
+    --------
+    >>> import topomap as tm, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "g.grf")
+    >>> _ = open(path, "w").write("0\\n3 4\\n0 010\\n1 7 1\\n2 7 0 4 2\\n1 4 1\\n")
+    >>> tm.io.read_scotch_grf(path).to_dense().tolist()
+    [[0.0, 7.0, 0.0], [7.0, 0.0, 4.0], [0.0, 4.0, 0.0]]
+    """
+    path = os.fspath(path)
+    block = parse_block(path, read_bytes(path), 1, integer=True)
+    vals = block.values
+    if vals.size < 5:
+        raise FormatError(f"{path}:{block.line_of(max(vals.size - 1, 0))}: truncated header: a Scotch graph starts with '0', 'vertnbr edgenbr', "
+                          "'baseval flagval'")
+    version, n, arcs, base, flag = (int(v) for v in vals[:5])
+
+    def fail(token: int, message: str) -> FormatError:
+        return FormatError(f"{path}:{block.line_of(token)}: {message}")
+
+    if version != 0:
+        raise fail(0, f"graph file version {version}; only version 0 is defined")
+    if not 1 <= n < 2**31 or arcs < 0:
+        raise fail(1, f"vertnbr {n} / edgenbr {arcs}: need 1 <= vertnbr < 2^31 and edgenbr >= 0")
+    if base not in (0, 1):
+        raise fail(3, f"baseval {base} must be 0 or 1")
+    if not 0 <= flag <= 111 or set(str(flag)) - {"0", "1"}:
+        raise fail(4, f"flagval {flag} must be three binary digits (labels, edge loads, vertex loads)")
+    labels, weighted, loads = flag >= 100, (flag // 10) % 10 == 1, flag % 10 == 1
+    head = int(labels) + int(loads)
+    step = 2 if weighted else 1
+    degree_at, degree = _walk(vals, 5, n, head, step, fail)
+    if int(degree.sum()) != arcs:
+        raise fail(2, f"edgenbr {arcs} but the degrees sum to {int(degree.sum())}")
+    if loads:
+        bad = np.flatnonzero(vals[degree_at - 1] < 0)
+        if bad.size:
+            raise fail(int(degree_at[bad[0]] - 1), f"vertex load {vals[degree_at[bad[0]] - 1]} is negative")
+    ids = np.arange(n, dtype=np.int64)
+    if labels:
+        ids = vals[degree_at - head] - base
+        bad = np.flatnonzero((ids < 0) | (ids >= n))
+        if bad.size:
+            raise fail(int(degree_at[bad[0]] - head), f"label {ids[bad[0]] + base} is outside "
+                                                      f"{base}..{base + n - 1}")
+        seen = np.zeros(n, dtype=np.int64)
+        np.add.at(seen, ids, 1)
+        if (seen > 1).any():
+            dup = int(np.flatnonzero(seen > 1)[0])
+            where = int(degree_at[np.flatnonzero(ids == dup)[1]] - head)
+            raise fail(where, f"label {dup + base} is used twice")
+    within = np.arange(int(degree.sum()), dtype=np.int64) - np.repeat(np.cumsum(degree) - degree, degree)
+    arc = np.repeat(degree_at + 1, degree) + step * within
+    end = vals[arc + step - 1] - base
+    bad = np.flatnonzero((end < 0) | (end >= n))
+    if bad.size:
+        raise fail(int(arc[bad[0]] + step - 1), f"arc end {end[bad[0]] + base} is outside {base}..{base + n - 1}")
+    weight = vals[arc] if weighted else np.ones(end.size, dtype=np.int64)
+    bad = np.flatnonzero(weight < 0)
+    if bad.size:
+        raise fail(int(arc[bad[0]]), f"edge load {weight[bad[0]]} is negative")
+    provenance = {"source": "scotch", "file": path,
+                  "counted": "edge loads, one message direction per arc"
+                             + ("" if weighted else " (unit loads: the file has none)")}
+    if loads:
+        provenance["ignored"] = "vertex loads"
+    return pattern_from_edges(np.repeat(ids, degree), end, weight.astype(np.float64), None, n, provenance)
+
+
+def _walk(vals: np.ndarray, start: int, n: int, head: int, step: int, fail) -> tuple[np.ndarray, np.ndarray]:
+    """Token index of every vertex's degree, and the degrees (the stream is sequential)."""
+    degree_at = np.empty(n, dtype=np.int64)
+    degree = np.empty(n, dtype=np.int64)
+    pos = start
+    size = vals.size
+    item = vals.item
+    for v in range(n):
+        at = pos + head
+        if at >= size:
+            raise fail(size - 1, f"truncated: vertex {v} of {n} is missing")
+        d = item(at)
+        if d < 0:
+            raise fail(at, f"vertex {v} has negative degree {d}")
+        degree_at[v] = at
+        degree[v] = d
+        pos = at + 1 + d * step
+        if pos > size:
+            raise fail(size - 1, f"truncated: vertex {v} has degree {d} but the file ends first")
+    if pos < size:
+        raise fail(pos, f"numbers after the last of the {n} vertices")
+    return degree_at, degree
+
+
+def write_scotch_grf(pattern: Pattern, path: "str | os.PathLike[str]") -> None:
+    """Write a symmetric pattern with integer volumes as a Scotch graph (baseval 0, edge loads).
+
+    Raises
+    ------
+    FormatError
+        If the pattern is not symmetric or a volume is not an integer.
+
+    Examples
+    --------
+    >>> import topomap as tm, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "g.grf")
+    >>> tm.io.write_scotch_grf(tm.Pattern.from_edges([0, 1], [1, 0], [3, 3]), path)
+    >>> open(path).read().split("\\n")
+    ['0', '2\\t2', '0\\t010', '1\\t3 1', '1\\t3 0', '']
+    """
+    path = os.fspath(path)
+    weights = undirected_weights(pattern, path, "Scotch")
+    try:
+        with open(path, "w", encoding="ascii") as fh:
+            fh.write(f"0\n{pattern.n}\t{pattern.nnz}\n0\t010\n")
+            write_adjacency(fh, pattern.indptr, [np.diff(pattern.indptr)], "%d",
+                            [weights, pattern.indices.astype(np.int64)], "%d %d", sep="\t")
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot write ({exc.strerror})") from None

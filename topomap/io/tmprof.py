@@ -1,0 +1,184 @@
+"""Profiles written by topomap's PMPI profiler (``.tmprof``, format ``topomap-pmpi 1``).
+
+The profiler (``csrc/profiler/topomap_pmpi.c``, run by ``topomap profile``)
+writes one text file per run::
+
+    # topomap-pmpi 1
+    # ranks: 4
+    # collectives: off | <the collective models used>
+    # threads: single | multiple
+    # mpi: Open MPI v4.1.4, ...
+    # seconds: 0.012
+    # outside_world: 0 0 0 0
+    # failed_ranks: none
+    # columns: src dst bytes msgs coll_bytes coll_msgs
+    0 1 4096 3 0 0
+    ...
+
+One line per (sender, receiver) pair that exchanged anything, sorted by
+``(src, dst)``: point-to-point bytes and messages, then the bytes and
+messages of collectives expanded by the stated models (zero when
+collectives were not counted).  Ranks are ``MPI_COMM_WORLD`` ranks.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from ..errors import FormatError, PatternError
+from ..pattern import Pattern
+
+__all__ = ["read_tmprof", "write_tmprof", "MAGIC"]
+
+MAGIC = "# topomap-pmpi 1"
+_COLUMNS = "src dst bytes msgs coll_bytes coll_msgs"
+_WHAT = ("all", "p2p", "collectives")
+
+
+def _header(path: str, lines: list[str]) -> tuple[dict[str, str], int]:
+    """Header ``key: value`` pairs and the number of header lines."""
+    if not lines or lines[0].rstrip("\n") != MAGIC:
+        first = lines[0].rstrip("\n")[:60] if lines else ""
+        raise FormatError(f"{path}:1: not a topomap profile: expected {MAGIC!r}, got {first!r}")
+    head: dict[str, str] = {}
+    count = 1
+    for lineno, line in enumerate(lines[1:], 2):
+        if not line.startswith("#"):
+            break
+        key, sep, value = line[1:].partition(":")
+        if not sep:
+            raise FormatError(f"{path}:{lineno}: header line without 'key: value': {line.strip()!r}")
+        head[key.strip()] = value.strip()
+        count = lineno
+    for key in ("ranks", "columns"):
+        if key not in head:
+            raise FormatError(f"{path}: header has no '{key}:' line")
+    if head["columns"] != _COLUMNS:
+        raise FormatError(f"{path}: columns are {head['columns']!r}, expected {_COLUMNS!r}")
+    if not head["ranks"].isdigit() or int(head["ranks"]) < 1:
+        raise FormatError(f"{path}: 'ranks: {head['ranks']}' is not a positive integer")
+    failed = head.get("failed_ranks", "none")
+    if failed != "none":
+        raise FormatError(f"{path}: ranks {failed} lost their counts (out of memory during the run); "
+                          "the profile is incomplete")
+    return head, count
+
+
+def _rows(path: str, lines: list[str], first: int, n: int) -> np.ndarray:
+    """The data lines as an int64 array of shape (k, 6), validated line by line."""
+    rows = np.zeros((len(lines) - first, 6), dtype=np.int64)
+    k = 0
+    for lineno, line in enumerate(lines[first:], first + 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6 or not all(p.isdigit() for p in parts):
+            raise FormatError(f"{path}:{lineno}: expected 6 non-negative integers ({_COLUMNS}), got {line.strip()!r}")
+        vals = [int(p) for p in parts]
+        if vals[0] >= n or vals[1] >= n:
+            raise FormatError(f"{path}:{lineno}: rank {max(vals[0], vals[1])} is out of range [0, {n})")
+        if (vals[2] and not vals[3]) or (vals[4] and not vals[5]):
+            raise FormatError(f"{path}:{lineno}: bytes without messages")
+        if k and (vals[0], vals[1]) <= (rows[k - 1, 0], rows[k - 1, 1]):
+            raise FormatError(f"{path}:{lineno}: pair ({vals[0]}, {vals[1]}) is repeated or out of order")
+        rows[k] = vals
+        k += 1
+    return rows[:k]
+
+
+def read_tmprof(path: "str | os.PathLike[str]", what: str = "all") -> Pattern:
+    """Read a profile of the topomap PMPI profiler.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.tmprof`` file.
+    what : {"all", "p2p", "collectives"}
+        Which traffic becomes the pattern: point-to-point messages,
+        collectives (as expanded by the profiler's models; zero unless the
+        run counted them) or both summed.
+
+    Returns
+    -------
+    Pattern
+        ``n`` = number of ranks; bytes and message counts per pair.  The
+        header is kept in ``provenance`` (``mpi``, ``collectives``,
+        ``seconds``, ``outside_world``, the totals of each column).
+
+    Raises
+    ------
+    FormatError
+        Naming the file and line: wrong magic line, missing header keys,
+        malformed or out-of-order rows, ranks out of range, or a profile
+        whose ranks lost their counts.
+
+    Examples
+    --------
+    >>> import os, tempfile, topomap as tm
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.tmprof")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("# topomap-pmpi 1\\n# ranks: 3\\n# columns: src dst bytes msgs coll_bytes coll_msgs\\n"
+    ...                 "0 1 800 2 0 0\\n1 2 400 1 16 1\\n")
+    >>> pat = tm.io.read(path)
+    >>> pat.to_dense().tolist()
+    [[0.0, 800.0, 0.0], [0.0, 0.0, 416.0], [0.0, 0.0, 0.0]]
+    >>> read_tmprof(path, what="p2p").msgs.tolist()
+    [2.0, 1.0]
+    """
+    path = os.fspath(path)
+    if what not in _WHAT:
+        raise ValueError(f"what={what!r}: expected one of {', '.join(_WHAT)}")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.readlines()
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot open ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise FormatError(f"{path}: not UTF-8 text (binary file?)") from None
+    head, first = _header(path, lines)
+    n = int(head["ranks"])
+    rows = _rows(path, lines, first, n)
+    cols = {"all": ([2, 4], [3, 5]), "p2p": ([2], [3]), "collectives": ([4], [5])}[what]
+    byts = rows[:, cols[0]].sum(axis=1).astype(np.float64)
+    msgs = rows[:, cols[1]].sum(axis=1).astype(np.float64)
+    prov: dict[str, Any] = {
+        "source": "tmprof", "file": path, "what": what, "ranks": n,
+        "collectives": head.get("collectives", "off"), "mpi": head.get("mpi", "unknown"),
+        "threads": head.get("threads", "single"),
+        "p2p_bytes": float(rows[:, 2].sum()), "p2p_msgs": float(rows[:, 3].sum()),
+        "coll_bytes": float(rows[:, 4].sum()), "coll_msgs": float(rows[:, 5].sum()),
+    }
+    if "seconds" in head:
+        prov["seconds"] = float(head["seconds"])
+    if "outside_world" in head:
+        prov["outside_world"] = head["outside_world"]
+    try:
+        return Pattern.from_edges(rows[:, 0], rows[:, 1], byts, msgs, n=n, provenance=prov)
+    except PatternError as exc:  # pragma: no cover - rows are validated above
+        raise FormatError(f"{path}: {exc}") from None
+
+
+def write_tmprof(pattern: Pattern, path: "str | os.PathLike[str]") -> None:
+    """Write a pattern as a point-to-point-only profile (message counts 1 per pair if unknown).
+
+    Examples
+    --------
+    >>> import os, tempfile, topomap as tm
+    >>> path = os.path.join(tempfile.mkdtemp(), "p.tmprof")
+    >>> tm.io.write(tm.Pattern.from_edges([0, 1], [1, 0], [5.0, 7.0]), path)
+    >>> tm.io.read(path).total_bytes
+    12.0
+    """
+    path = os.fspath(path)
+    frac = pattern.bytes != np.round(pattern.bytes)
+    if frac.any():
+        i = int(np.flatnonzero(frac)[0])
+        raise FormatError(f"{path}: a profile holds whole bytes; entry {i} has {pattern.bytes[i]!r}")
+    msgs = np.ones(pattern.nnz) if pattern.msgs is None else np.maximum(np.round(pattern.msgs), 1)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(f"{MAGIC}\n# ranks: {pattern.n}\n# collectives: off\n# failed_ranks: none\n# columns: {_COLUMNS}\n")
+        for s, d, b, m in zip(pattern.senders(), pattern.indices, pattern.bytes, msgs):
+            fh.write(f"{s} {d} {int(b)} {int(m)} 0 0\n")
