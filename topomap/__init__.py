@@ -22,16 +22,26 @@ from .errors import (CoreError, CoreInputError, FormatError, MachineError, Mappi
 from .features import features
 from .machine import Allocation, Machine
 from .networks import Network, SingleNode, Torus, TreeNetwork
+from .networks import Dragonfly, Hypercube
+from .networks import FatTree
+from .networks import Circulant, GraphNetwork, RandomShortcut
 from .mapping import Mapping
 from .metrics import Evaluator, Metrics, evaluate
 from .nodetree import NodeTree
 from .pattern import Pattern
+from .partition import PartitionCancelled, PartitionError, PartitionResult, partition
 from .registry import map, methods
 from .spec import machine
+from . import analysis, export  # noqa: F401  (tm.analysis.analyze, tm.export.*)
+from . import fabric  # noqa: F401  (tm.fabric.*; registers the file: and gpc: specs)
+from . import generators_collective, generators_nas, patterns_util, profiler  # noqa: F401
 
 __all__ = [
     "Pattern", "Machine", "Allocation", "Mapping", "NodeTree", "Metrics", "Evaluator",
     "Network", "SingleNode", "Torus", "TreeNetwork",
+    "Dragonfly", "Hypercube",
+    "FatTree",
+    "GraphNetwork", "Circulant", "RandomShortcut",
     "machine", "map", "evaluate", "compare", "methods", "features", "generators", "io",
     "TopomapError", "PatternError", "MachineError", "MappingError", "FormatError", "MissingDependencyError",
     "CoreError", "CoreInputError", "__version__",

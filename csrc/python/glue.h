@@ -46,4 +46,9 @@ PyObject *pytopomap_map_cyclic(PyObject *self, PyObject *args);
 PyObject *pytopomap_map_random(PyObject *self, PyObject *args);
 PyObject *pytopomap_allocate_nodes(PyObject *self, PyObject *args);
 PyObject *pytopomap_hwloc_topology_xml(PyObject *self, PyObject *args);
+PyObject *pytopomap_ugraph_from_pattern(PyObject *self, PyObject *args);
+PyObject *pytopomap_partition(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pytopomap_partition_stats(PyObject *self, PyObject *args);
+PyObject *pytopomap_ugraph_validate(PyObject *self, PyObject *args);
+PyObject *pytopomap_parse_numbers(PyObject *self, PyObject *args);
 #endif

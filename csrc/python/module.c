@@ -103,6 +103,17 @@ static PyMethodDef methods[] = {
     {"map_random", pytopomap_map_random, METH_VARARGS, "map_random(n, alloc, capacity, seed) -> pe_of"},
     {"allocate_nodes", pytopomap_allocate_nodes, METH_VARARGS,
      "allocate_nodes(machine, k, policy, runs, seed) -> node ids"},
+    {"ugraph_from_pattern", pytopomap_ugraph_from_pattern, METH_VARARGS,
+     "ugraph_from_pattern(indptr, indices, bytes) -> (xadj, adjncy, adjwgt) of C + C^T"},
+    {"partition", (PyCFunction)(void (*)(void))pytopomap_partition, METH_VARARGS | METH_KEYWORDS,
+     "partition(xadj, adjncy, adjwgt, vwgt, k, targets=None, hard=False, imbalance=0.03, seed=0, recursive=False, "
+     "ntries=4, progress=None, part=None) -> (part, part_weights, edge_cut)"},
+    {"partition_stats", pytopomap_partition_stats, METH_VARARGS,
+     "partition_stats(xadj, adjncy, adjwgt, vwgt, k, part) -> (part_weights, edge_cut)"},
+    {"ugraph_validate", pytopomap_ugraph_validate, METH_VARARGS,
+     "ugraph_validate(xadj, adjncy, adjwgt, vwgt): raise if not a symmetric sorted CSR graph"},
+    {"parse_numbers", pytopomap_parse_numbers, METH_VARARGS,
+     "parse_numbers(data, integer, commas) -> (values, line_counts) | (None | False, bad token offset)"},
 #if TOPOMAP_HAVE_HWLOC
     {"hwloc_topology_xml", pytopomap_hwloc_topology_xml, METH_NOARGS,
      "XML of this machine's topology, discovered by libhwloc."},

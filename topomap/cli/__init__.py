@@ -15,9 +15,13 @@ import sys
 from typing import Sequence
 
 from ..errors import TopomapError
-from . import demo, eval_cmd, features_cmd, machine_cmd, methods_cmd
+from . import demo, eval_cmd, export_cmd, features_cmd, machine_cmd, methods_cmd
 
-COMMANDS = [demo, eval_cmd, methods_cmd, machine_cmd, features_cmd]
+COMMANDS = [demo, eval_cmd, methods_cmd, machine_cmd, export_cmd, features_cmd]
+from . import pattern_cmd, profile_cmd  # noqa: E402
+COMMANDS += [pattern_cmd, profile_cmd]
+from . import convert_cmd  # noqa: E402
+COMMANDS += [convert_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,104 @@
+/* Internals shared by partition*.c: the working graph of one level, the call
+   context (rng, progress, options), an addressable heap, and the three
+   phases of the multilevel scheme. */
+#ifndef TOPOMAP_PARTITION_INTERNAL_H
+#define TOPOMAP_PARTITION_INTERNAL_H
+#include <stdint.h>
+#include "topomap/partition.h"
+#include "topomap/rng.h"
+
+/* One level of the hierarchy.  The finest level borrows the caller's arrays;
+   coarser levels and subgraphs own theirs (`owned`). */
+typedef struct {
+    int32_t n;
+    const int64_t *xadj;
+    const int32_t *adj;
+    const double *ew;
+    const double *vw;
+    double total_w, min_w, max_w; /* vertex weights */
+    void *owned[4];
+} topomap_i_pgraph;
+
+void topomap_i_pgraph_free(topomap_i_pgraph *g);
+/* Fill total_w, min_w and max_w from vw. */
+void topomap_i_pgraph_weigh(topomap_i_pgraph *g);
+
+/* One partitioning call. */
+typedef struct {
+    topomap_rng rng;
+    int32_t ntries;
+    double slack; /* hard mode: room the finest level gets before it is made exact */
+    int (*progress)(void *ctx, double fraction);
+    void *progress_ctx;
+    double fraction;           /* last reported */
+    int64_t work, next_check;  /* cancellation is checked every so much work */
+    /* recursive bisection that drives the fraction: parts finished so far
+       move it from rb_lo to rb_hi */
+    int32_t rb_done, rb_total;
+    double rb_lo, rb_hi;
+} topomap_i_pctx;
+
+/* Count `units` of work; every 2^16 units ask the callback (with the last
+   fraction) whether to go on.  Returns 0 or TOPOMAP_ECANCELED. */
+int topomap_i_ptick(topomap_i_pctx *c, int64_t units);
+/* Report a new fraction (never going backwards) and ask whether to go on. */
+int topomap_i_preport(topomap_i_pctx *c, double fraction);
+
+/* Addressable binary max-heap of ids in [0, cap) keyed by doubles; equal
+   keys pop the smaller id first, so the order never depends on history. */
+typedef struct {
+    int32_t *heap, *pos;
+    double *key;
+    int32_t size, cap;
+} topomap_i_heap;
+
+int topomap_i_heap_init(topomap_i_heap *h, int32_t cap);
+void topomap_i_heap_free(topomap_i_heap *h);
+void topomap_i_heap_clear(topomap_i_heap *h);
+/* Insert, or change the key of an id already in the heap. */
+void topomap_i_heap_set(topomap_i_heap *h, int32_t id, double key);
+void topomap_i_heap_remove(topomap_i_heap *h, int32_t id);
+/* Remove and return the top id (heap must not be empty). */
+int32_t topomap_i_heap_pop(topomap_i_heap *h);
+static inline int topomap_i_heap_has(const topomap_i_heap *h, int32_t id) { return h->pos[id] >= 0; }
+
+/* Balance bounds L_i of one level (see partition.h) for absolute targets
+   `tgt`; `cap` (hard mode, finest level only) overrides them. */
+void topomap_i_limits(const topomap_i_pgraph *g, int32_t k, const double *tgt, const double *cap,
+                      double eps, double *limit);
+
+/* Coarsening: heavy-edge matching in a seeded random order, then
+   contraction.  cmap[v] = coarse vertex of v.  `coarse` owns its arrays. */
+int topomap_i_coarsen(const topomap_i_pgraph *g, double max_vw, topomap_i_pctx *c, int32_t *cmap,
+                      topomap_i_pgraph *coarse);
+
+/* Part weights of a partition. */
+void topomap_i_part_weights(const topomap_i_pgraph *g, int32_t k, const int32_t *part, double *pw);
+/* Cut of a partition, each undirected edge once. */
+double topomap_i_cut(const topomap_i_pgraph *g, const int32_t *part);
+
+/* Move vertices out of parts above their limit, best cut change first.
+   *fits = 1 if every part ends within its limit. */
+int topomap_i_balance(const topomap_i_pgraph *g, int32_t k, const double *limit, int32_t *part,
+                      double *pw, topomap_i_pctx *c, int *fits);
+/* Boundary k-way FM passes under the limits (parts already within them
+   stay within them). */
+int topomap_i_fm(const topomap_i_pgraph *g, int32_t k, const double *limit, int32_t *part, double *pw,
+                 topomap_i_pctx *c);
+
+/* Multilevel partition of g into k parts with absolute targets tgt (sum =
+   g->total_w); cap = hard capacities enforced at the finest level (of the
+   whole graph only), or NULL.  `recursive` selects recursive bisection; `report` makes this call
+   drive the progress fraction.  *fits as for balance. */
+int topomap_i_multilevel(const topomap_i_pgraph *g, int32_t k, const double *tgt, const double *cap,
+                         double eps, int recursive, int report, topomap_i_pctx *c, int32_t *part,
+                         int *fits);
+/* Greedy graph growing bisection of a (small) graph, best of a few
+   growths, each refined by FM: part 0 grows to weight tgt[0]. */
+int topomap_i_grow_bisection(const topomap_i_pgraph *g, const double tgt[2], double eps,
+                             topomap_i_pctx *c, int32_t *part);
+/* Recursive bisection into k parts; each step keeps the best of
+   c->ntries multilevel bisections. */
+int topomap_i_recursive_bisection(const topomap_i_pgraph *g, int32_t k, const double *tgt,
+                                  double eps, int report, topomap_i_pctx *c, int32_t *part);
+#endif
