@@ -21,10 +21,8 @@ from .errors import (CoreError, CoreInputError, FormatError, MachineError, Mappi
                      PatternError, TopomapError)
 from .features import features
 from .machine import Allocation, Machine
-from .networks import Network, SingleNode, Torus, TreeNetwork
-from .networks import Dragonfly, Hypercube
-from .networks import FatTree
-from .networks import Circulant, GraphNetwork, RandomShortcut
+from .networks import (Circulant, Dragonfly, FatTree, GraphNetwork, Hypercube, Network, RandomShortcut, SingleNode,
+                       Torus, TreeNetwork)
 from .mapping import Mapping
 from .metrics import Evaluator, Metrics, evaluate
 from .nodetree import NodeTree
@@ -32,8 +30,7 @@ from .pattern import Pattern
 from .partition import PartitionCancelled, PartitionError, PartitionResult, partition
 from .registry import map, methods
 from .spec import machine
-from . import analysis, export  # noqa: F401  (tm.analysis.analyze, tm.export.*)
-from . import fabric  # noqa: F401  (tm.fabric.*; registers the file: and gpc: specs)
+from . import analysis, export, fabric  # noqa: F401  (fabric registers the file: and gpc specs)
 from . import generators_collective, generators_nas, patterns_util, profiler  # noqa: F401
 
 __all__ = [
@@ -42,7 +39,9 @@ __all__ = [
     "Dragonfly", "Hypercube",
     "FatTree",
     "GraphNetwork", "Circulant", "RandomShortcut",
-    "machine", "map", "evaluate", "compare", "methods", "features", "generators", "io",
+    "machine", "map", "evaluate", "compare", "methods", "features", "partition", "PartitionResult",
+    "generators", "generators_nas", "generators_collective", "patterns_util", "io", "fabric", "analysis", "export",
+    "profiler", "PartitionError", "PartitionCancelled",
     "TopomapError", "PatternError", "MachineError", "MappingError", "FormatError", "MissingDependencyError",
     "CoreError", "CoreInputError", "__version__",
 ]

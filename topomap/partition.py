@@ -217,10 +217,7 @@ def _run_metis(xadj: np.ndarray, adjncy: np.ndarray, adjwgt: np.ndarray, vw: np.
         "tpwgts": None if shares is None else (shares / shares.sum()).tolist(),
         "recursive": recursive, "options": opts,
     }
-    if hasattr(pymetis, "CSRAdjacency"):  # pymetis >= 2025.2; the xadj= form is deprecated there
-        res = pymetis.part_graph(k, adjacency=pymetis.CSRAdjacency(xadj, adjncy), **kw)
-    else:  # pragma: no cover - depends on the installed pymetis
-        res = pymetis.part_graph(k, xadj=xadj, adjncy=adjncy, **kw)
+    res = pymetis.part_graph(k, adjacency=pymetis.CSRAdjacency(xadj, adjncy), **kw)  # pymetis >= 2025.2
     return np.asarray(res.vertex_part, dtype=np.int32)
 
 
