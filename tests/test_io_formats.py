@@ -897,3 +897,14 @@ def test_canonical_shortcut_equals_from_edges(n, edges, canonical, with_msgs):
         assert np.array_equal(getattr(a, name), getattr(b, name)) and getattr(a, name).dtype == getattr(b, name).dtype
     assert (a.msgs is None) == (b.msgs is None) and (a.msgs is None or np.array_equal(a.msgs, b.msgs))
     assert a.provenance == b.provenance
+
+
+def test_dumpi_integer_beyond_int64_names_the_line(tmp_path):
+    """Found by the fuzz test: a 25-digit destination used to overflow NumPy's int64."""
+    src = os.path.join(os.path.dirname(__file__), "data", "patterns", "dumpi")
+    for name in os.listdir(src):
+        shutil.copy(os.path.join(src, name), tmp_path / name)
+    victim = tmp_path / "dumpi-2024.05.14.10.21.33-0000.dumpi.txt"
+    victim.write_text(victim.read_text().replace("int dest=1\n", "int dest=1000000000000000000000000\n", 1))
+    with pytest.raises(FormatError, match=r"0000\.dumpi\.txt:\d+: destination 1000000000000000000000000 is out of range"):
+        tm.io.read(str(victim))

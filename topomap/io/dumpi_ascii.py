@@ -94,6 +94,14 @@ _ANY_CALL = re.compile(rb"\nMPI_\w+ entering at walltime ")
 _SIZES = re.compile(rb"\nDatatype ([0-9]+) \(([^)\n]*)\) has size (-?[0-9]+)\r?(?=\n)")
 
 
+def _int64(f: str, data: bytes, record: tuple, field: int, what: str) -> int:
+    """A record's integer field, refused (naming the line) outside int64."""
+    value = int(record[field])
+    if not -2**63 <= value < 2**63:
+        raise FormatError(f"{f}:{_line(data, record[-1])}: {what} {value} is out of range")
+    return value
+
+
 def read_dumpi_ascii(path: "str | os.PathLike[str] | Sequence[str | os.PathLike[str]]") -> Pattern:
     """Read the ``dumpi2ascii`` text of every rank of one run.
 
@@ -132,8 +140,8 @@ def read_dumpi_ascii(path: "str | os.PathLike[str] | Sequence[str | os.PathLike[
         data = read_bytes(f)
         records = _records(f, data)
         sizes = {int(i): (name.decode(errors="replace"), int(s)) for i, name, s in _SIZES.findall(b"\n" + data + b"\n")}
-        dest = np.array([int(r[2]) for r in records], dtype=np.int64)
-        comm = np.array([int(r[4]) for r in records], dtype=np.int64)
+        dest = np.array([_int64(f, data, r, 2, "destination") for r in records], dtype=np.int64)
+        comm = np.array([_int64(f, data, r, 4, "communicator") for r in records], dtype=np.int64)
         on_user = comm >= _FIRST_USER_COMM
         skipped["user-defined communicator"] += int(on_user.sum())
         negative = ~on_user & (dest < 0)
@@ -146,7 +154,7 @@ def read_dumpi_ascii(path: "str | os.PathLike[str] | Sequence[str | os.PathLike[
             raise FormatError(f"{f}:{_line(data, records[i][-1])}: destination {dest[i]} is out of range: "
                               f"{n} ranks have files (missing files?)")
         size = np.array([_type_size(f, data, r, sizes) for r in records], dtype=np.float64)
-        count = np.array([int(r[0]) for r in records], dtype=np.float64)
+        count = np.array([_int64(f, data, r, 0, "count") for r in records], dtype=np.float64)
         for i in np.flatnonzero(keep & (count < 0)):
             raise FormatError(f"{f}:{_line(data, records[i][-1])}: negative count {int(count[i])}")
         src.append(np.full(int(keep.sum()), rank, dtype=np.int64))
