@@ -882,23 +882,6 @@ def test_cli_convert(tmp_path, capsys):
     assert "no such pattern file" in capsys.readouterr().err
 
 
-@given(st.integers(1, 6), st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.sampled_from([0.0, 1.0, 2.5])),
-                                   max_size=20), st.booleans(), st.booleans())
-def test_canonical_shortcut_equals_from_edges(n, edges, canonical, with_msgs):
-    from topomap.io._edges import pattern_from_edges
-    edges = [(s % n, d % n, w) for s, d, w in edges]
-    if canonical:
-        edges = sorted({(s, d): (s, d, w or 1.0) for s, d, w in edges if s != d}.values())
-    src, dst, w = (np.array(c, dtype=float) for c in zip(*edges)) if edges else (np.zeros(0),) * 3
-    msgs = w * 2 if with_msgs else None
-    a = pattern_from_edges(src.astype(np.int64), dst.astype(np.int64), w, msgs, n, {"source": "t"})
-    b = tm.Pattern.from_edges(src, dst, w, msgs, n=n, provenance={"source": "t"})
-    for name in ("indptr", "indices", "bytes"):
-        assert np.array_equal(getattr(a, name), getattr(b, name)) and getattr(a, name).dtype == getattr(b, name).dtype
-    assert (a.msgs is None) == (b.msgs is None) and (a.msgs is None or np.array_equal(a.msgs, b.msgs))
-    assert a.provenance == b.provenance
-
-
 def test_dumpi_integer_beyond_int64_names_the_line(tmp_path):
     """Found by the fuzz test: a 25-digit destination used to overflow NumPy's int64."""
     src = os.path.join(os.path.dirname(__file__), "data", "patterns", "dumpi")

@@ -26,7 +26,6 @@ import numpy as np
 
 from ..errors import FormatError
 from ..pattern import Pattern
-from ._edges import pattern_from_edges
 from ._format import number_column, write_rows
 from ._text import check_text_line, iter_lines, parse_block, read_bytes
 
@@ -87,7 +86,7 @@ def read_csv_edges(path: "str | os.PathLike[str]") -> Pattern:
         i = int(np.flatnonzero((src >= n) | (dst >= n))[0])
         raise block.error(lines[i], f"rank {max(src[i], dst[i])} is out of range: '# n={n}' declares {n} processes")
     provenance = {"source": "csv-edges", "file": path, "counted": "bytes (and msgs) per line, summed per pair"}
-    return pattern_from_edges(src, dst, col["bytes"], col.get("msgs"), n, provenance)
+    return Pattern.from_edges(src, dst, col["bytes"], col.get("msgs"), n=n, provenance=provenance)
 
 
 def _preamble(path: str, data: bytes) -> tuple[list[str] | None, int | None, int, int]:

@@ -29,7 +29,6 @@ import numpy as np
 
 from ..errors import FormatError
 from ..pattern import Pattern
-from ._edges import pattern_from_edges
 from ._format import number_column, write_rows
 from ._text import check_text_line, iter_lines, parse_block, read_bytes, shown
 
@@ -94,7 +93,7 @@ def read_matrix_market(path: "str | os.PathLike[str]") -> Pattern:
     provenance = {"source": "matrixmarket", "file": path, "field": field, "symmetry": symmetry,
                   "counted": "bytes per (row, column) = (sender, receiver) entry"
                              + (", 1 per entry (pattern field)" if field == "pattern" else "")}
-    return pattern_from_edges(src, dst, values, None, n, provenance)
+    return Pattern.from_edges(src, dst, values, None, n=n, provenance=provenance)
 
 
 def _num(v: float) -> str:

@@ -32,7 +32,6 @@ import numpy as np
 
 from ..errors import FormatError
 from ..pattern import Pattern
-from ._edges import pattern_from_edges
 from ._format import write_adjacency
 from ._text import check_text_line, iter_lines, parse_block, read_bytes
 from ._undirected import undirected_weights
@@ -103,7 +102,7 @@ def read_metis(path: "str | os.PathLike[str]") -> Pattern:
                              + ("" if weighted else " (unit weights: the file has none)")}
     if ignored:
         provenance["ignored"] = " and ".join(ignored)
-    return pattern_from_edges(src, nbr - 1, weight.astype(np.float64), None, n, provenance)
+    return Pattern.from_edges(src, nbr - 1, weight.astype(np.float64), None, n=n, provenance=provenance)
 
 
 def _ranks_within(degree: np.ndarray) -> np.ndarray:

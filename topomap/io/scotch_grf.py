@@ -32,7 +32,6 @@ import numpy as np
 
 from ..errors import FormatError
 from ..pattern import Pattern
-from ._edges import pattern_from_edges
 from ._format import write_adjacency
 from ._text import parse_block, read_bytes
 from ._undirected import undirected_weights
@@ -106,7 +105,7 @@ def read_scotch_grf(path: "str | os.PathLike[str]") -> Pattern:
                              + ("" if weighted else " (unit loads: the file has none)")}
     if loads:
         provenance["ignored"] = "vertex loads"
-    return pattern_from_edges(np.repeat(ids, degree), end, weight.astype(np.float64), None, n, provenance)
+    return Pattern.from_edges(np.repeat(ids, degree), end, weight.astype(np.float64), None, n=n, provenance=provenance)
 
 
 def _walk(vals: np.ndarray, start: int, n: int, head: int, step: int, fail) -> tuple[np.ndarray, np.ndarray]:
