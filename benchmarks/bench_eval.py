@@ -28,19 +28,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-
-def _status_kb(field: str) -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"no {field} in /proc/self/status")
-
-
-def _reset_peak() -> int:
-    with open("/proc/self/clear_refs", "w") as fh:
-        fh.write("5")
-    return _status_kb("VmRSS")
+from _memory import reset_peak, status_kb  # noqa: E402
 
 
 def measure(workdir: str, k: int, method: str, impl: str, repeat: int) -> dict:
@@ -57,14 +45,14 @@ def measure(workdir: str, k: int, method: str, impl: str, repeat: int) -> dict:
     src = pat.senders()
     best, extra_kb = float("inf"), 0
     for _ in range(repeat):
-        before = _reset_peak()
+        before = reset_peak()
         t0 = time.perf_counter()
         if impl == "c":
             met = tm.evaluate(pat, alloc, pe_of).to_dict()
         else:
             met = numpy_evaluate(src, pat.indices, pat.bytes, pe_of, (k, k, k), (True,) * 3, 8)
         best = min(best, time.perf_counter() - t0)
-        extra_kb = max(extra_kb, _status_kb("VmHWM") - before)
+        extra_kb = max(extra_kb, status_kb("VmHWM") - before)
     keys = ("hop_bytes", "dilation", "max_dilation", "edge_cut", "max_congestion", "nz_links",
             "nz_congestion_avg", "nz_congestion_var")
     return {"seconds": best, "extra_peak_mb": extra_kb / 1024, "metrics": {key: met[key] for key in keys}}

@@ -36,33 +36,13 @@ import os
 import platform
 import subprocess
 import sys
-import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 
-
-def _status_kb(field: str) -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"no {field} in /proc/self/status")
-
-
-def _measure(fn, repeat: int = 1):
-    """(result, best seconds, extra peak MB) of fn() over `repeat` runs."""
-    best, extra_kb, out = float("inf"), 0, None
-    for _ in range(repeat):
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        before = _status_kb("VmRSS")
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-        extra_kb = max(extra_kb, _status_kb("VmHWM") - before)
-    return out, best, extra_kb / 1024
+from _memory import measure as _measure  # noqa: E402
 
 
 def _write(info: dict, name: str) -> None:
@@ -78,31 +58,6 @@ def _write(info: dict, name: str) -> None:
 _CHILD_ENV = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536", "MALLOC_TRIM_THRESHOLD_": "65536"}
 
 
-def _dragonfly_child(spec: str, stencil: str, method: str, repeat: int) -> dict:
-    """One fresh process per measurement, so that memory freed by an earlier
-    step cannot hide this step's peak."""
-    import topomap as tm
-
-    pat = tm.generators.stencil_3d(tuple(int(x) for x in stencil.split("x")), points=27)
-    mach, build_s, build_mb = _measure(lambda: tm.machine(spec))
-    if pat.n > mach.npes:
-        raise SystemExit(f"the stencil has {pat.n} processes but {spec} only {mach.npes} PEs")
-    alloc = mach.allocate(pat.n)
-    mp = tm.map(pat, alloc, method=method, seed=1)
-    met, eval_s, eval_mb = _measure(lambda: tm.evaluate(pat, alloc, mp), repeat=repeat)
-    P = mach.pes_per_node
-    src, dst = mp.pe_of[pat.senders()] // P, mp.pe_of[pat.indices] // P
-    hops, hops_s, _ = _measure(lambda: mach.hops(src, dst), repeat=3)
-    pairs = list(zip(src.tolist(), dst.tolist()))
-    _, routes_s, _ = _measure(lambda: [mach.route(x, y) for x, y in pairs])
-    return {"spec": spec, "nodes": mach.nnodes, "links": mach.nlinks, "build_seconds": build_s,
-            "build_extra_peak_mb": build_mb, "route_hops": int(hops.sum()), "hop_count_seconds": hops_s,
-            "all_routes_seconds": routes_s, "mapping": method, "processes": pat.n,
-            "messages": pat.nnz, "eval_seconds": eval_s, "eval_messages_per_second": pat.nnz / eval_s,
-            "eval_extra_peak_mb": eval_mb, "max_congestion": met.max_congestion,
-            "avg_dilation": met.avg_dilation, "hop_bytes": met.hop_bytes, "nz_links": met.nz_links}
-
-
 def bench_dragonfly(args: argparse.Namespace) -> None:
     import topomap as tm
 
@@ -116,7 +71,7 @@ def bench_dragonfly(args: argparse.Namespace) -> None:
     for arrangement in arrangements:
         spec = f"dragonfly:{args.dragonfly},arrangement={arrangement}"
         for method in ("block", "random"):
-            out = subprocess.run([sys.executable, __file__, "--child-dragonfly", spec, args.stencil, method,
+            out = subprocess.run([sys.executable, __file__, "--child", spec, args.stencil, method,
                                   str(args.repeat)], check=True, capture_output=True, text=True, env=_CHILD_ENV)
             row = {"arrangement": arrangement, **json.loads(out.stdout.strip().splitlines()[-1])}
             rows.append(row)
@@ -132,12 +87,15 @@ def bench_dragonfly(args: argparse.Namespace) -> None:
 
 
 
-def _fattree_child(spec: str, stencil: str, method: str, repeat: int) -> dict:
-    """One (fat tree, mapping) measurement in a fresh process."""
+def _child(spec: str, stencil: str, method: str, repeat: int) -> dict:
+    """One (machine, mapping) measurement in a fresh process, so that memory freed
+    by an earlier step cannot hide this step's peak."""
     import topomap as tm
 
     pat = tm.generators.stencil_3d(tuple(int(x) for x in stencil.split("x")), points=27)
     mach, build_s, build_mb = _measure(lambda: tm.machine(spec))
+    if pat.n > mach.npes:
+        raise SystemExit(f"the stencil has {pat.n} processes but {spec} only {mach.npes} PEs")
     alloc = mach.allocate(pat.n)
     mp = tm.map(pat, alloc, method=method, seed=1)
     # evaluation first: the freed heap of the route lists below would hide its peak
@@ -177,7 +135,7 @@ def bench_fattree(args: argparse.Namespace) -> None:
     print("-" * len(header))
     for spec, stencil in runs:
         for method in methods:
-            out = subprocess.run([sys.executable, __file__, "--child-fattree", spec, stencil, method,
+            out = subprocess.run([sys.executable, __file__, "--child", spec, stencil, method,
                                   str(args.repeat)], check=True, capture_output=True, text=True, env=_CHILD_ENV)
             row = json.loads(out.stdout.strip().splitlines()[-1])
             rows.append(row)
@@ -202,17 +160,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="evaluation repetitions (best is kept)")
     ap.add_argument("--dragonfly", default="g=196,a=32,h=16,p=16", help="dragonfly shape g=,a=,h=,p=")
     ap.add_argument("--stencil", default="56x56x32", help="stencil grid for the dragonfly evaluation")
-    ap.add_argument("--child-dragonfly", nargs=4, help=argparse.SUPPRESS)
     ap.add_argument("--fattree-k", type=int, default=46, help="k of the k-ary 3-tree (k^3 nodes)")
-    ap.add_argument("--child-fattree", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.child_dragonfly:
-        spec, stencil, method, repeat = args.child_dragonfly
-        print(json.dumps(_dragonfly_child(spec, stencil, method, int(repeat))))
-        return
-    if args.child_fattree:
-        spec, stencil, method, repeat = args.child_fattree
-        print(json.dumps(_fattree_child(spec, stencil, method, int(repeat))))
+    if args.child:
+        spec, stencil, method, repeat = args.child
+        print(json.dumps(_child(spec, stencil, method, int(repeat))))
         return
     for kind, bench in BENCHES.items():
         if args.kind in (kind, "all"):
