@@ -191,13 +191,20 @@ def test_map_errors():
 def test_registered_mapper_with_options(isolated_registry):
     @registry.register("test-shift", "rotate the block mapping", {"shift": (1, "how far to rotate")},
                        source="a test")
-    def shift(pattern, allocation, *, seed, capacity, shift):
+    def shift(pattern, allocation, *, seed, capacity, progress, shift):
+        if progress is not None:
+            progress(0.5)
         return np.roll(allocation.pes[:pattern.n], shift)
 
     alloc = tm.machine("torus:2x2").allocate(4)
     mp = tm.map(pattern(4), alloc, method="test-shift")
     assert mp.pe_of.tolist() == [3, 0, 1, 2] and mp.options == {"shift": 1}
     assert tm.map(pattern(4), alloc, method="test-shift", shift=2).pe_of.tolist() == [2, 3, 0, 1]
+    seen = []
+    tm.map(pattern(4), alloc, method="test-shift", progress=seen.append)
+    assert seen == [0.5]
+    with pytest.raises(MappingError, match="progress must be callable or None, got int"):
+        tm.map(pattern(4), alloc, method="test-shift", progress=3)
     with pytest.raises(MappingError, match="method 'test-shift' has no option 'shfit'; its options: shift"):
         tm.map(pattern(4), alloc, method="test-shift", shfit=2)
     assert registry.describe(tm.methods()["test-shift"]) == (

@@ -36,7 +36,13 @@ _REGISTRY: dict[str, MapperInfo] = {}
 
 
 def register(name: str, summary: str, options: dict | None = None, source: str = "") -> Callable:
-    """Decorator: register ``func(pattern, allocation, *, seed, capacity, **options) -> pe_of``."""
+    """Decorator: register ``func(pattern, allocation, *, seed, capacity, progress, **options) -> pe_of``.
+
+    ``progress`` is None or a callable of the fraction done (0..1) that a
+    long-running mapper calls now and then (from C with the GIL taken back);
+    if it returns something true or raises, the mapper stops and the call
+    raises.  Ctrl-C stops C mappers the same way.
+    """
     def deco(func: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
         if name in _REGISTRY:
             raise ValueError(f"mapper {name!r} is registered twice")
@@ -58,7 +64,7 @@ def methods() -> dict[str, MapperInfo]:
 
 
 def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int = 0, capacity: int = 1,
-        **options: Any) -> Mapping:
+        progress: Callable[[float], Any] | None = None, **options: Any) -> Mapping:
     """Map the processes of ``pattern`` onto the PEs of ``allocation``.
 
     Parameters
@@ -73,6 +79,9 @@ def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int =
         Seed for mappers that use randomness; same seed, same mapping.
     capacity : int
         Most processes per PE (n-to-1 mapping when > 1).
+    progress : callable, optional
+        Called with the fraction done by mappers that run long; returning
+        True (or raising) cancels the mapping.  Ctrl-C cancels too.
     **options
         Mapper options (see ``methods()[method].options``).
 
@@ -102,7 +111,9 @@ def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int =
     opts = {k: d for k, (d, _) in info.options.items()}
     opts.update(options)
     t0 = time.perf_counter()
-    pe_of = np.asarray(info.func(pat, allocation, seed=int(seed), capacity=int(capacity), **opts))
+    if progress is not None and not callable(progress):
+        raise MappingError(f"progress must be callable or None, got {type(progress).__name__}")
+    pe_of = np.asarray(info.func(pat, allocation, seed=int(seed), capacity=int(capacity), progress=progress, **opts))
     seconds = time.perf_counter() - t0
     check_mapping(pe_of, pat.n, allocation, capacity)
     return Mapping(pe_of, method=method, seed=int(seed), seconds=seconds, options=opts, capacity=int(capacity))

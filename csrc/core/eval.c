@@ -60,8 +60,8 @@ static int check_mapping(const topomap_machine *m, const topomap_pattern *p, con
 {
     int32_t npes = topomap_machine_npes(m);
     for (int32_t i = 0; i < p->n; i++)
-        if (pe_of[i] < 0 || pe_of[i] >= npes)
-            return topomap_i_fail(TOPOMAP_EINVAL, "process %d is mapped to PE %d, outside [0, %d)",
+        if (pe_of[i] < TOPOMAP_UNPLACED || pe_of[i] >= npes)
+            return topomap_i_fail(TOPOMAP_EINVAL, "process %d is mapped to PE %d, outside [0, %d) (or -1: unplaced)",
                                   (int)i, (int)pe_of[i], (int)npes);
     return TOPOMAP_OK;
 }
@@ -83,11 +83,15 @@ static void accumulate(const topomap_machine *m, const topomap_pattern *p, int32
     sums s = {0};
     int32_t maxd = 0;
     for (int32_t i = lo; i < hi; i++) {
-        int32_t a = pe_of[i], na = topomap_machine_node_of(m, a), last_nb = -1, last_h = 0, last_level = 0;
+        int32_t a = pe_of[i], last_nb = -1, last_h = 0, last_level = 0;
+        if (a < 0) continue;
+        int32_t na = topomap_machine_node_of(m, a);
         double last_dist = 0;
         for (int64_t k = p->indptr[i]; k < p->indptr[i + 1]; k++) {
             double w = p->bytes[k], dist;
-            int32_t b = pe_of[p->indices[k]], nb = topomap_machine_node_of(m, b), level, h;
+            int32_t b = pe_of[p->indices[k]], level, h;
+            if (b < 0) continue;
+            int32_t nb = topomap_machine_node_of(m, b);
             /* Neighbours sorted by rank often share a node: between different
                nodes the route, distance and level depend on the nodes only,
                so the last inter-node route (still in route_buf) is reused. */
@@ -109,6 +113,7 @@ static void accumulate(const topomap_machine *m, const topomap_pattern *p, int32
                 }
             }
             s.total_bytes += w;
+            s.messages++;
             level_bytes[level] += w;
             s.qap += w * dist;
             if (h) { /* different nodes: every route between two nodes has a link */
@@ -124,7 +129,6 @@ static void accumulate(const topomap_machine *m, const topomap_pattern *p, int32
             if (hist) hist[h]++;
         }
     }
-    s.messages = p->indptr[hi] - p->indptr[lo];
     *out = s;
     *max_dil = maxd;
 }
@@ -328,9 +332,11 @@ static int level_add(topomap_eval *e, int32_t lv, double w)
     return TOPOMAP_OK;
 }
 
-/* Add (sign +1) or remove (sign -1) one message a -> b of w bytes. */
+/* Add (sign +1) or remove (sign -1) one message a -> b of w bytes; a
+   message with an unplaced end is not counted. */
 static int message_update(topomap_eval *e, int32_t a, int32_t b, double w, int sign)
 {
+    if (a < 0 || b < 0) return TOPOMAP_OK;
     const topomap_machine *m = e->m;
     double sw = sign * w, dist;
     int32_t level, h = topomap_machine_pair(m, a, b, e->route_buf, &dist, &level);
@@ -341,6 +347,8 @@ static int message_update(topomap_eval *e, int32_t a, int32_t b, double w, int s
     }
     int rc = level_add(e, level, sw);
     e->s.qap += sw * dist;
+    e->s.total_bytes += sw;
+    e->s.messages += sign;
     if (topomap_machine_node_of(m, a) != topomap_machine_node_of(m, b)) {
         e->s.edge_cut += sw;
         e->s.cut_messages += sign;
@@ -495,8 +503,8 @@ static int check_process(const topomap_eval *e, int32_t p)
 
 static int check_pe(const topomap_eval *e, int32_t pe)
 {
-    if (pe < 0 || pe >= topomap_machine_npes(e->m))
-        return topomap_i_fail(TOPOMAP_EINVAL, "PE %d is out of range [0, %d)", (int)pe,
+    if (pe < TOPOMAP_UNPLACED || pe >= topomap_machine_npes(e->m))
+        return topomap_i_fail(TOPOMAP_EINVAL, "PE %d is out of range [0, %d) (or -1: unplace)", (int)pe,
                               (int)topomap_machine_npes(e->m));
     return TOPOMAP_OK;
 }

@@ -40,6 +40,36 @@ int pytopomap_create_kind(const char *kind, const topomap_node_tree *tree, PyObj
    NULL with an exception set (KeyError naming it when absent). */
 PyArrayObject *pytopomap_param(PyObject *params, const char *name, int type, npy_intp len);
 
+/* Progress of a long core call made with the GIL released: set ts from
+   PyEval_SaveThread() before the call, restore it after.  The callback
+   returns non-zero (cancel) when Ctrl-C was pressed, the callable raised or
+   returned something true; the exception then stays set. */
+typedef struct {
+    PyObject *callable; /* None/NULL or a function of the fraction done */
+    PyThreadState *ts;
+} pytopomap_progress;
+int pytopomap_progress_cb(void *ctx, double fraction);
+/* -1 with TypeError unless callable is None or callable. */
+int pytopomap_progress_check(PyObject *callable);
+
+/* The arguments every mapper's glue takes: (machine, indptr, indices,
+   bytes, allocation, capacity) and its int32 output pe_of (n).  init: 0 or
+   -1 with an exception set (call finish anyway).  finish: the output array
+   (new reference) when rc == 0, else NULL with an exception (the pending
+   one, e.g. KeyboardInterrupt from the progress callback, or rc's). */
+typedef struct {
+    const topomap_machine *m;
+    topomap_pattern p;
+    const int32_t *alloc;
+    int32_t nalloc, capacity;
+    int32_t *pe_of;
+    PyArrayObject *arrs[4];
+    PyArrayObject *out;
+} pytopomap_map_call;
+int pytopomap_map_call_init(pytopomap_map_call *c, PyObject *machine, PyObject *indptr, PyObject *indices,
+                            PyObject *bytes, PyObject *alloc, long capacity);
+PyObject *pytopomap_map_call_finish(pytopomap_map_call *c, int rc);
+
 PyObject *pytopomap_evaluate(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_map_block(PyObject *self, PyObject *args);
 PyObject *pytopomap_map_cyclic(PyObject *self, PyObject *args);
@@ -50,5 +80,6 @@ PyObject *pytopomap_ugraph_from_pattern(PyObject *self, PyObject *args);
 PyObject *pytopomap_partition(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_partition_stats(PyObject *self, PyObject *args);
 PyObject *pytopomap_ugraph_validate(PyObject *self, PyObject *args);
+PyObject *pytopomap_group_by_node(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_parse_numbers(PyObject *self, PyObject *args);
 #endif

@@ -112,6 +112,8 @@ static PyMethodDef methods[] = {
      "partition_stats(xadj, adjncy, adjwgt, vwgt, k, part) -> (part_weights, edge_cut)"},
     {"ugraph_validate", pytopomap_ugraph_validate, METH_VARARGS,
      "ugraph_validate(xadj, adjncy, adjwgt, vwgt): raise if not a symmetric sorted CSR graph"},
+    {"group_by_node", (PyCFunction)(void (*)(void))pytopomap_group_by_node, METH_VARARGS | METH_KEYWORDS,
+     "group_by_node(machine, indptr, indices, bytes, alloc, capacity, seed=0, progress=None) -> (group, group_slots)"},
     {"parse_numbers", pytopomap_parse_numbers, METH_VARARGS,
      "parse_numbers(data, integer, commas) -> (values, line_counts) | (None | False, bad token offset)"},
 #if TOPOMAP_HAVE_HWLOC

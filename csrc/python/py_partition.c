@@ -1,31 +1,6 @@
-/* Graph partitioning for Python: argument conversion, GIL release, and a
-   progress callback that takes the GIL back only to check for Ctrl-C
-   (PyErr_CheckSignals) and call the user's progress function. */
+/* Graph partitioning for Python: argument conversion, GIL release and
+   progress (progress.c). */
 #include "glue.h"
-
-typedef struct {
-    PyObject *callable; /* None or a function of the fraction done */
-    PyThreadState *ts;
-} progress_ctx;
-
-/* Non-zero (cancel) when a signal handler or the callable raised, or the
-   callable returned something true; the exception stays set. */
-static int progress_cb(void *ctx, double fraction)
-{
-    progress_ctx *p = ctx;
-    int stop = 0;
-    PyEval_RestoreThread(p->ts);
-    if (PyErr_CheckSignals() < 0) {
-        stop = 1;
-    } else if (p->callable != Py_None) {
-        PyObject *r = PyObject_CallFunction(p->callable, "d", fraction);
-        stop = r ? PyObject_IsTrue(r) : 1;
-        if (stop < 0) stop = 1;
-        Py_XDECREF(r);
-    }
-    p->ts = PyEval_SaveThread();
-    return stop;
-}
 
 /* The graph arrays (new references in arrs[4]); adjwgt and vwgt may be None. */
 static int graph_args(PyObject *xo, PyObject *ao, PyObject *wo, PyObject *vo, topomap_ugraph *g,
@@ -110,7 +85,7 @@ PyObject *pytopomap_partition(PyObject *self, PyObject *args, PyObject *kw)
                                      &imbalance, &seed, &recursive, &ntries, &po, &init))
         return NULL;
     if (k < 1 || k > INT32_MAX) return PyErr_Format(PyExc_ValueError, "k = %ld must be in [1, 2^31)", k);
-    if (po != Py_None && !PyCallable_Check(po)) return PyErr_Format(PyExc_TypeError, "progress must be callable");
+    if (pytopomap_progress_check(po)) return NULL;
     PyArrayObject *arrs[6] = {NULL, NULL, NULL, NULL, NULL, NULL}, *part = NULL, *pw = NULL;
     topomap_ugraph g;
     if (graph_args(xo, ao, wo, vo, &g, arrs) < 0) goto cleanup;
@@ -132,8 +107,8 @@ PyObject *pytopomap_partition(PyObject *self, PyObject *args, PyObject *kw)
     opt.hard = hard;
     opt.recursive = recursive;
     opt.ntries = ntries;
-    progress_ctx pc = {po, NULL};
-    opt.progress = progress_cb;
+    pytopomap_progress pc = {po, NULL};
+    opt.progress = pytopomap_progress_cb;
     opt.progress_ctx = &pc;
     const double *targets = arrs[4] ? PyArray_DATA(arrs[4]) : NULL;
     double cut = 0;

@@ -79,6 +79,7 @@ static void test_errors(void)
     pe_of[1] = 2;
     CHECK(topomap_eval_create(m, &p, pe_of, NULL, &e) == TOPOMAP_OK);
     CHECK(topomap_eval_move(e, 0, 99) == TOPOMAP_EINVAL);
+    CHECK(topomap_eval_move(e, 0, -2) == TOPOMAP_EINVAL);
     CHECK(topomap_eval_try_swap(e, 0, -1, &mt) == TOPOMAP_EINVAL);
     topomap_eval_destroy(e);
     topomap_machine_destroy(m);
@@ -92,10 +93,13 @@ static int metrics_equal(const topomap_metrics *a, const topomap_metrics *b)
            close_to(a->max_congestion, b->max_congestion) && a->nz_links == b->nz_links &&
            close_to(a->nz_congestion_avg, b->nz_congestion_avg) &&
            fabs(a->nz_congestion_var - b->nz_congestion_var) <= 1e-9 * scale &&
-           close_to(a->edge_cut, b->edge_cut) && a->edge_cut_messages == b->edge_cut_messages;
+           close_to(a->edge_cut, b->edge_cut) && a->edge_cut_messages == b->edge_cut_messages &&
+           a->messages == b->messages && close_to(a->total_bytes, b->total_bytes);
 }
 
-/* Random pattern, random walk of moves/swaps: incremental == full, every step. */
+/* Random pattern, random walk of moves/swaps: incremental == full, every
+   step.  About one process in six is unplaced (TOPOMAP_UNPLACED) at any
+   time, as in a greedy mapper's partial mapping. */
 static void random_walk(const topomap_machine *m, uint64_t seed, int steps)
 {
     topomap_rng r;
@@ -113,7 +117,7 @@ static void random_walk(const topomap_machine *m, uint64_t seed, int steps)
                 by[k++] = 1 + (double)topomap_rng_below(&r, 100);
             }
         indptr[i + 1] = k;
-        pe_of[i] = (int32_t)topomap_rng_below(&r, (uint64_t)npes);
+        pe_of[i] = topomap_rng_below(&r, 6) ? (int32_t)topomap_rng_below(&r, (uint64_t)npes) : TOPOMAP_UNPLACED;
     }
     topomap_pattern p = {n, indptr, idx, by};
     topomap_eval *e = NULL;
@@ -123,7 +127,7 @@ static void random_walk(const topomap_machine *m, uint64_t seed, int steps)
         topomap_metrics tried, now, full;
         int32_t a = (int32_t)topomap_rng_below(&r, (uint64_t)n);
         if (s % 2) {
-            int32_t pe = (int32_t)topomap_rng_below(&r, (uint64_t)npes);
+            int32_t pe = topomap_rng_below(&r, 6) ? (int32_t)topomap_rng_below(&r, (uint64_t)npes) : TOPOMAP_UNPLACED;
             CHECK(topomap_eval_try_move(e, a, pe, &tried) == 0);
             CHECK(topomap_eval_move(e, a, pe) == 0);
         } else {

@@ -16,6 +16,11 @@
 extern "C" {
 #endif
 
+/* pe_of[p] == TOPOMAP_UNPLACED: process p is not placed yet; its messages
+   are left out of every metric (messages, total_bytes included).  Greedy
+   mappers grow a partial mapping by moving processes from here to a PE. */
+#define TOPOMAP_UNPLACED (-1)
+
 typedef struct {
     double hop_bytes;
     double dilation;       /* total hops over all messages */
@@ -40,7 +45,7 @@ typedef struct {
 
 /* Full evaluation, one pass over the pattern, no incremental state.
    `weights` are the 4 hybrid weights (NULL = 1,1,1,1).  Every pe_of entry
-   must be a PE of the machine. */
+   must be a PE of the machine or TOPOMAP_UNPLACED. */
 int topomap_evaluate(const topomap_machine *m, const topomap_pattern *p,
                      const int32_t *pe_of, const double *weights,
                      topomap_metrics *out, topomap_eval_detail *detail);
@@ -60,8 +65,9 @@ const int32_t *topomap_eval_mapping(const topomap_eval *e);
 const double *topomap_eval_link_loads(const topomap_eval *e);
 const double *topomap_eval_level_bytes(const topomap_eval *e);
 
-/* Metrics as they would be after moving process p to `pe` / swapping the
-   PEs of p and q.  The state is unchanged on return. */
+/* Metrics as they would be after moving process p to `pe` (a PE or
+   TOPOMAP_UNPLACED) / swapping the PEs of p and q.  The state is unchanged
+   on return. */
 int topomap_eval_try_move(topomap_eval *e, int32_t p, int32_t pe, topomap_metrics *after);
 int topomap_eval_try_swap(topomap_eval *e, int32_t p, int32_t q, topomap_metrics *after);
 /* Carry the move / swap out. */

@@ -5,6 +5,7 @@
 #define TOPOMAP_MAP_H
 #include <stdint.h>
 #include "machine.h"
+#include "pattern.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,6 +21,64 @@ int topomap_map_cyclic(const topomap_machine *m, int32_t n, const int32_t *alloc
 /* random: block mapping onto a seeded random permutation of the slots. */
 int topomap_map_random(int32_t n, const int32_t *alloc, int32_t nalloc, int32_t capacity,
                        uint64_t seed, int32_t *pe_of);
+
+/* ------------------------------------------------------------------ */
+/* What every searching mapper shares.                                 */
+
+/* Options common to every long-running mapper (DESIGN.md §5). */
+typedef struct {
+    uint64_t seed; /* same seed, same mapping */
+    /* Called now and then with the fraction done; non-zero cancels the
+       call, which then returns TOPOMAP_ECANCELED.  NULL: never called. */
+    int (*progress)(void *ctx, double fraction);
+    void *progress_ctx;
+} topomap_run_options;
+
+/* The allocation seen node by node: the distinct nodes of the allocation
+   in order of first appearance; node j offers slots[j] = capacity x (its
+   allocated PEs) process slots.  Node-level mappers (PTRAM, LibTopoMap,
+   Kumar's hybrid, APHiD) map groups of processes onto these nodes; a node
+   stands for itself in node-level evaluations through first_pe[j]. */
+typedef struct {
+    int32_t nnodes;
+    int32_t capacity;
+    int32_t *node;     /* nnodes: machine node ids */
+    int32_t *first_pe; /* nnodes: the node's first PE in allocation order */
+    int64_t *slots;    /* nnodes */
+    int32_t *pe_start; /* nnodes + 1: offsets into pes */
+    int32_t *pes;      /* nalloc: the allocation's PEs grouped by node, allocation order inside */
+} topomap_alloc_nodes;
+
+int topomap_alloc_nodes_create(const topomap_machine *m, const int32_t *alloc, int32_t nalloc,
+                               int32_t capacity, topomap_alloc_nodes **out);
+void topomap_alloc_nodes_destroy(topomap_alloc_nodes *an);
+
+/* Group the processes for the allocation's nodes (the multicore step of
+   LibTopoMap and PTRAM step 1): as few groups as the largest nodes can hold
+   (k = *ngroups, group j of at most group_slots[j] = the j-th largest
+   slots, ties in allocation order), little traffic between groups
+   (multilevel partitioning of C + C^T in hard-capacity mode, group sizes
+   proportional to the slots).  When n fills the allocation, k = nnodes.
+   group[p] in [0, k); group_slots has nnodes entries (k used).  Fails with
+   TOPOMAP_EINVAL when the processes do not fit. */
+int topomap_group_by_node(const topomap_pattern *p, const topomap_alloc_nodes *an,
+                          const topomap_run_options *run, int32_t *group, int64_t *group_slots,
+                          int32_t *ngroups);
+
+/* The pattern between groups (Mirsadeghi 2017 §3.3.1 "nodal pattern"):
+   q[a][b] = sum of bytes p -> p' with group a -> group b, a != b (traffic
+   inside a group is dropped).  Caller-owned outputs: indptr (k + 1),
+   indices and bytes (at least p->indptr[p->n] entries); rows sorted. */
+int topomap_pattern_quotient(const topomap_pattern *p, const int32_t *group, int32_t k,
+                             int64_t *indptr, int32_t *indices, double *bytes);
+
+/* Expand a group -> node assignment to PEs: the processes of group j go onto
+   the PEs of allocation node node_of_group[j] in process order, `capacity`
+   per PE (Mirsadeghi 2017 §3.3.1: inside a node, in MPI-rank order).
+   node_of_group NULL = identity.  Fails when a node gets more processes
+   than its slots. */
+int topomap_place_groups(const topomap_alloc_nodes *an, int32_t n, const int32_t *group,
+                         const int32_t *node_of_group, int32_t *pe_of);
 
 /* Allocations: write `count` PE ids of whole nodes chosen by a policy.
    contiguous: nodes first..first+k-1; random: k distinct random nodes in

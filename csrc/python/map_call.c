@@ -1,0 +1,46 @@
+/* Argument conversion shared by the glue of every mapper: machine, pattern
+   CSR, allocation, capacity and the int32 output array. */
+#include "glue.h"
+
+int pytopomap_map_call_init(pytopomap_map_call *c, PyObject *machine, PyObject *indptr, PyObject *indices,
+                            PyObject *bytes, PyObject *alloc, long capacity)
+{
+    memset(c, 0, sizeof *c);
+    if (!PyObject_TypeCheck(machine, &PyTopomapMachine_Type)) {
+        PyErr_SetString(PyExc_TypeError, "machine must be a topomap._core.Machine");
+        return -1;
+    }
+    c->m = ((PyTopomapMachine *)machine)->m;
+    if (capacity < 1 || capacity > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "capacity = %ld must be a positive 32-bit integer", capacity);
+        return -1;
+    }
+    c->capacity = (int32_t)capacity;
+    if (pytopomap_pattern(indptr, indices, bytes, &c->p, c->arrs)) return -1;
+    if (!(c->arrs[3] = pytopomap_array(alloc, NPY_INT32, -1, "allocation"))) return -1;
+    npy_intp na = PyArray_DIM(c->arrs[3], 0);
+    if (na < 1 || na > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "the allocation must have between 1 and 2^31 - 1 PEs");
+        return -1;
+    }
+    c->alloc = PyArray_DATA(c->arrs[3]);
+    c->nalloc = (int32_t)na;
+    npy_intp n = c->p.n;
+    if (!(c->out = (PyArrayObject *)PyArray_SimpleNew(1, &n, NPY_INT32))) return -1;
+    c->pe_of = PyArray_DATA(c->out);
+    return 0;
+}
+
+PyObject *pytopomap_map_call_finish(pytopomap_map_call *c, int rc)
+{
+    PyObject *res = NULL;
+    if (rc) {
+        if (!PyErr_Occurred()) pytopomap_raise(rc);
+    } else {
+        res = (PyObject *)c->out;
+        c->out = NULL;
+    }
+    for (int i = 0; i < 4; i++) Py_CLEAR(c->arrs[i]);
+    Py_CLEAR(c->out);
+    return res;
+}
