@@ -32,6 +32,8 @@ from .registry import map, methods
 from .spec import machine
 from . import analysis, export, fabric  # noqa: F401  (fabric registers the file: and gpc specs)
 from . import generators_collective, generators_nas, patterns_util, profiler  # noqa: F401
+from . import mpi  # noqa: F401  (mpi4py itself is imported on first use)
+from . import hilbert  # noqa: F401
 
 __all__ = [
     "Pattern", "Machine", "Allocation", "Mapping", "NodeTree", "Metrics", "Evaluator",

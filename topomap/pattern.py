@@ -24,12 +24,13 @@ from typing import Any, Mapping as TMapping
 
 import numpy as np
 
+from . import _core
 from .errors import MissingDependencyError, PatternError
 
 __all__ = ["Pattern"]
 
 
-def _as_index_array(values: Any, what: str) -> np.ndarray:
+def _as_index_array(values: Any, what: str, copy: bool = True) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise PatternError(f"{what} must be one-dimensional, got shape {arr.shape}")
@@ -42,10 +43,10 @@ def _as_index_array(values: Any, what: str) -> np.ndarray:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise PatternError(f"{what}[{i}] = {arr[i]!r} is not an integer")
-    return arr.astype(np.int64)
+    return arr.astype(np.int64, copy=copy)
 
 
-def _as_weight_array(values: Any, what: str, size: int) -> np.ndarray:
+def _as_weight_array(values: Any, what: str, size: int, copy: bool = True) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim == 0:
         arr = np.full(size, arr)
@@ -53,12 +54,16 @@ def _as_weight_array(values: Any, what: str, size: int) -> np.ndarray:
         raise PatternError(f"{what} has shape {arr.shape}, expected ({size},)")
     if arr.size and (arr.dtype.kind == "b" or arr.dtype.kind not in "iuf"):
         raise PatternError(f"{what} must be numeric, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
-    bad = ~np.isfinite(arr) | (arr < 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    arr = arr.astype(np.float64, copy=copy)
+    i = _core.first_bad_weight(arr) if arr.size else -1
+    if i >= 0:
         raise PatternError(f"{what}[{i}] = {arr[i]!r} is negative, NaN or infinite")
     return arr
+
+
+def _exact(arr: Any, dtype: type, shape: tuple[int, ...]) -> bool:
+    """``arr`` is an ndarray of exactly this dtype and shape (the canonical-input fast path)."""
+    return type(arr) is np.ndarray and arr.dtype == dtype and arr.shape == shape
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,6 +108,8 @@ class Pattern:
         if n >= 2**31:
             raise PatternError(f"n={n} exceeds the int32 process id range")
         object.__setattr__(self, "n", int(n))
+        if self._adopt_canonical():
+            return
         # Validate before casting: a float index or one beyond int32 must not be truncated silently.
         indptr = np.ascontiguousarray(_as_index_array(self.indptr, "indptr"), dtype=np.int64)
         indices = _as_index_array(self.indices, "indices")
@@ -142,6 +149,71 @@ class Pattern:
             arr.setflags(write=False)
         object.__setattr__(self, "provenance", dict(self.provenance))
 
+    def _adopt_canonical(self) -> bool:
+        """Copy in arrays that are canonical CSR of the final dtypes, checked in one C pass;
+        False when anything needs the checks above (which then name the fault)."""
+        n, indptr, indices, byts, msgs = self.n, self.indptr, self.indices, self.bytes, self.msgs
+        if not (_exact(indptr, np.int64, (n + 1,)) and type(indices) is np.ndarray and indices.ndim == 1):
+            return False
+        nnz = indices.size
+        if not (_exact(indices, np.int32, (nnz,)) and _exact(byts, np.float64, (nnz,))
+                and (msgs is None or _exact(msgs, np.float64, (nnz,)))):
+            return False
+        if not _core.pattern_is_canonical(n, indptr, indices, byts):
+            return False
+        if msgs is not None and nnz and _core.first_bad_weight(msgs) >= 0:
+            return False
+        # copies: making the caller's own arrays read-only would be a surprising side effect
+        arrays = {"indptr": indptr, "indices": indices, "bytes": byts, "msgs": msgs}
+        for name, arr in arrays.items():
+            if arr is not None:
+                arr = np.array(arr, order="C", copy=True)
+                arr.setflags(write=False)
+                object.__setattr__(self, name, arr)
+        object.__setattr__(self, "provenance", dict(self.provenance))
+        return True
+
+    @classmethod
+    def _canonical(cls, n: int, indptr: np.ndarray, indices: np.ndarray, byts: np.ndarray,
+                   msgs: np.ndarray | None, provenance: dict) -> "Pattern":
+        """A pattern made of canonical CSR arrays built here, taken as they are (no checks, no copies)."""
+        self = object.__new__(cls)
+        for name, value in (("n", int(n)), ("indptr", indptr), ("indices", indices), ("bytes", byts),
+                            ("msgs", msgs), ("provenance", provenance)):
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+            object.__setattr__(self, name, value)
+        return self
+
+    @classmethod
+    def _adopt(cls, n: int, src: np.ndarray | None, dst: np.ndarray, byts: np.ndarray, msgs: np.ndarray | None,
+               provenance: dict, row_ptr: np.ndarray | None = None) -> "Pattern | None":
+        """The pattern of entries a file reader gives away (the arrays may become the pattern's).
+
+        Entry ``k`` is ``src[k] -> dst[k]`` (or, with ``row_ptr``, the entries of
+        row ``i`` are ``row_ptr[i]:row_ptr[i+1]``); duplicates are summed,
+        self-messages and zero-byte entries dropped, as :meth:`from_edges` does.
+        None when an id is outside ``[0, n)`` or a weight is negative, NaN or
+        infinite: the reader then finds the fault to report.
+        """
+        built = _core.pattern_build(n, src, dst, byts, msgs, row_ptr, True)
+        if isinstance(built, int):
+            return None
+        return cls._from_built(n, built, src, dst, byts, row_ptr, provenance)
+
+    @classmethod
+    def _from_built(cls, n: int, built: tuple, src: np.ndarray | None, dst: np.ndarray, byts: Any,
+                    row_ptr: np.ndarray | None, provenance: dict) -> "Pattern":
+        indptr, indices, wsum, msum, self_entries = built
+        self_bytes = 0.0
+        if self_entries:
+            if src is None:
+                src = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_ptr))
+            self_bytes = float(np.asarray(byts, dtype=np.float64)[np.asarray(src) == np.asarray(dst)].sum())
+        prov = dict(provenance)
+        prov["dropped_self_bytes"] = float(prov.get("dropped_self_bytes", 0.0)) + self_bytes
+        return cls._canonical(n, indptr, indices, wsum, msum, prov)
+
     # ------------------------------------------------------------------ builders
     @classmethod
     def from_edges(
@@ -178,12 +250,12 @@ class Pattern:
         >>> pat.to_dense().tolist()
         [[0.0, 4.0], [3.0, 0.0]]
         """
-        s = _as_index_array(src, "src")
-        d = _as_index_array(dst, "dst")
+        s = _as_index_array(src, "src", copy=False)
+        d = _as_index_array(dst, "dst", copy=False)
         if s.shape != d.shape:
             raise PatternError(f"src has {s.size} entries but dst has {d.size}")
-        w = _as_weight_array(bytes, "bytes", s.size)
-        m = None if msgs is None else _as_weight_array(msgs, "msgs", s.size)
+        w = _as_weight_array(bytes, "bytes", s.size, copy=False)
+        m = None if msgs is None else _as_weight_array(msgs, "msgs", s.size, copy=False)
         if n is None:
             if s.size == 0:
                 raise PatternError("empty edge list: give n to build a pattern without messages")
@@ -193,35 +265,15 @@ class Pattern:
         if n >= 2**31:
             raise PatternError(f"n={n} exceeds the int32 process id range")
         for name, a in (("src", s), ("dst", d)):
-            bad = (a < 0) | (a >= n)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
+            i = _core.first_outside(a, 0, n) if a.size else -1
+            if i >= 0:
                 raise PatternError(f"{name}[{i}] = {a[i]} is out of range [0, {n})")
         prov = dict(provenance or {})
-        self_mask = s == d
-        prov["dropped_self_bytes"] = float(prov.get("dropped_self_bytes", 0.0)) + float(w[self_mask].sum())
-        keep = ~self_mask & (w > 0)
-        s, d, w = s[keep], d[keep], w[keep]
-        if m is not None:
-            m = m[keep]
-        key = s * n + d
-        if np.all(key[1:] > key[:-1]):
-            # Already canonical (sorted, no repeats), as readers of files written
-            # in order produce: the argsort is the largest cost of reading a
-            # 10^8-byte file, and one linear check avoids it.
-            uniq, wsum, msum = key, w, m
-        else:
-            order = np.argsort(key, kind="stable")
-            key = key[order]
-            uniq, start = np.unique(key, return_index=True)
-            wsum = np.add.reduceat(w[order], start) if uniq.size else w[:0]
-            msum = None
-            if m is not None:
-                msum = np.add.reduceat(m[order], start) if uniq.size else m[:0]
-        rows = uniq // n
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-        return cls(int(n), indptr, (uniq % n).astype(np.int32), wsum, msum, prov)
+        # One C pass when the entries are already canonical (files written in order), else a
+        # stable counting sort by sender and a sort of each row; duplicates summed in the order
+        # np.add.reduceat sums them, so the doubles are those of a NumPy argsort/unique/reduceat.
+        built = _core.pattern_build(int(n), s, d, w, m, None, False)
+        return cls._from_built(int(n), built, s, d, w, None, prov)
 
     @classmethod
     def from_dense(

@@ -8,7 +8,12 @@
    costs O(degree x route length x log links).  try_* runs the same code with
    a journal of every overwritten value and rolls it back, so "what if" and
    "do it" can never disagree.  A link whose message count returns to 0 gets
-   load exactly 0, so round-off never invents a non-zero link. */
+   load exactly 0, so round-off never invents a non-zero link.
+
+   TOPOMAP_EVAL_DISTANCE_ONLY keeps the distance sums alone (qap, bytes,
+   messages, edge cut): a message update is one distance lookup and a try
+   restores the saved sums, so no journal is needed.  Local searches on J
+   (the hierarchy mapper) run an order of magnitude faster that way. */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -39,6 +44,7 @@ struct topomap_eval {
     int32_t *t_indices;
     double *t_bytes;
     int32_t *pe_of;
+    int distance_only;
     double w[4];
     int32_t nlinks, nlevels, max_route, seg_size;
     double *load;
@@ -332,12 +338,28 @@ static int level_add(topomap_eval *e, int32_t lv, double w)
     return TOPOMAP_OK;
 }
 
+/* The distance sums of one message a -> b (both placed) of sw bytes. */
+static inline void distance_update(const topomap_machine *m, sums *s, int32_t a, int32_t b, double sw, int sign)
+{
+    s->qap += sw * topomap_machine_distance(m, a, b);
+    s->total_bytes += sw;
+    s->messages += sign;
+    if (topomap_machine_node_of(m, a) != topomap_machine_node_of(m, b)) {
+        s->edge_cut += sw;
+        s->cut_messages += sign;
+    }
+}
+
 /* Add (sign +1) or remove (sign -1) one message a -> b of w bytes; a
    message with an unplaced end is not counted. */
 static int message_update(topomap_eval *e, int32_t a, int32_t b, double w, int sign)
 {
     if (a < 0 || b < 0) return TOPOMAP_OK;
     const topomap_machine *m = e->m;
+    if (e->distance_only) {
+        distance_update(m, &e->s, a, b, sign * w, sign);
+        return TOPOMAP_OK;
+    }
     double sw = sign * w, dist;
     int32_t level, h = topomap_machine_pair(m, a, b, e->route_buf, &dist, &level);
     if (h < 0) { /* only when adding: the current mapping has every route */
@@ -377,19 +399,57 @@ static void rollback(topomap_eval *e)
     e->jlen = 0;
 }
 
+/* The distance-only state: the sums of every message with both ends placed. */
+static int create_distance_only(topomap_eval *e)
+{
+    const topomap_pattern *p = &e->p;
+    for (int32_t i = 0; i < p->n; i++) {
+        if (e->pe_of[i] < 0) continue;
+        for (int64_t k = p->indptr[i]; k < p->indptr[i + 1]; k++)
+            if (e->pe_of[p->indices[k]] >= 0)
+                distance_update(e->m, &e->s, e->pe_of[i], e->pe_of[p->indices[k]], p->bytes[k], 1);
+    }
+    return TOPOMAP_OK;
+}
+
 int topomap_eval_create(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of,
                         const double *weights, topomap_eval **out)
+{
+    return topomap_eval_create_flags(m, p, pe_of, weights, 0, out);
+}
+
+int topomap_eval_create_flags(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of,
+                              const double *weights, unsigned flags, topomap_eval **out)
 {
     const double *w = weights ? weights : unit_weights;
     int rc = check_weights(w);
     if (!rc) rc = check_mapping(m, p, pe_of);
     if (rc) return rc;
+    if (flags & ~(unsigned)TOPOMAP_EVAL_DISTANCE_ONLY)
+        return topomap_i_fail(TOPOMAP_EINVAL, "unknown evaluator flags 0x%x", flags);
     topomap_eval *e = calloc(1, sizeof *e);
     if (!e) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
     int64_t nnz = p->indptr[p->n];
     e->m = m;
     e->p = *p;
+    e->distance_only = (flags & TOPOMAP_EVAL_DISTANCE_ONLY) != 0;
     memcpy(e->w, w, sizeof e->w);
+    if (e->distance_only) {
+        e->t_indptr = malloc(((size_t)p->n + 1) * sizeof *e->t_indptr);
+        e->t_indices = malloc((size_t)nnz * sizeof *e->t_indices + 1);
+        e->t_bytes = malloc((size_t)nnz * sizeof *e->t_bytes + 1);
+        e->pe_of = malloc((size_t)p->n * sizeof *e->pe_of);
+        if (!e->t_indptr || !e->t_indices || !e->t_bytes || !e->pe_of) {
+            rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory building the evaluator");
+            goto cleanup;
+        }
+        memcpy(e->pe_of, pe_of, (size_t)p->n * sizeof *pe_of);
+        rc = topomap_pattern_transpose(p, e->t_indptr, e->t_indices, e->t_bytes);
+        if (!rc) rc = create_distance_only(e);
+        if (rc) goto cleanup;
+        *out = e;
+        return TOPOMAP_OK;
+    }
     e->nlinks = topomap_machine_nlinks(m);
     e->nlevels = topomap_machine_nlevels(m);
     e->max_route = topomap_machine_max_route(m);
@@ -455,6 +515,13 @@ void topomap_eval_destroy(topomap_eval *e)
 
 void topomap_eval_metrics(const topomap_eval *e, topomap_metrics *out)
 {
+    if (e->distance_only) {
+        *out = (topomap_metrics){.hop_bytes = NAN, .dilation = NAN, .max_dilation = -1, .messages = e->s.messages,
+                                 .total_bytes = e->s.total_bytes, .qap = e->s.qap, .max_congestion = NAN,
+                                 .nz_links = -1, .nz_congestion_avg = NAN, .nz_congestion_var = NAN, .hybrid = NAN,
+                                 .edge_cut = e->s.edge_cut, .edge_cut_messages = e->s.cut_messages};
+        return;
+    }
     int32_t max_dil = e->max_route;
     while (max_dil > 0 && e->hist[max_dil] == 0) max_dil--;
     double avg = e->nz ? e->s1 / (double)e->nz : 0.0;

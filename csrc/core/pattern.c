@@ -1,5 +1,6 @@
-/* CSR checks and transposition for the pattern view. */
+/* CSR checks, transposition and construction for the pattern view. */
 #include <stdlib.h>
+#include <string.h>
 #include <math.h>
 #include "topomap/error.h"
 #include "topomap/pattern.h"
@@ -43,4 +44,277 @@ int topomap_pattern_transpose(const topomap_pattern *p, int64_t *t_indptr, int32
         }
     free(fill);
     return TOPOMAP_OK;
+}
+
+/* ------------------------------------------------------------------ building from entries
+ * Why in C: NumPy's construction (argsort of the (sender, receiver) keys, unique,
+ * reduceat, then a re-validation with several temporaries) took most of the time
+ * of reading a 10^8-byte pattern file.  Here: one checking pass; canonical input
+ * (files written in order) is copied as is; otherwise a stable counting sort by
+ * sender, then each row is sorted by receiver (insertion sort when short, merge
+ * sort when long) and its duplicates summed.  Choices: duplicates are summed in
+ * NumPy's order (first value + pairwise sum of the rest, numpy's
+ * pairwise_sum with 8 accumulators and blocks of 128) so that every caller of
+ * Pattern.from_edges gets the same doubles as before; zero-byte and self entries
+ * are dropped before summing, as the NumPy construction did. */
+
+static int64_t topomap_i_id(const void *a, int wide, int64_t k)
+{
+    return wide ? ((const int64_t *)a)[k] : (int64_t)((const int32_t *)a)[k];
+}
+
+static int topomap_i_weight_ok(double w) { return w >= 0 && w < INFINITY; }
+
+void topomap_edges_check(int32_t n, const topomap_edges *e, topomap_edges_info *info)
+{
+    info->first_bad = -1;
+    info->self_entries = 0;
+    info->rows_sorted = 1;
+    info->canonical = 1;
+    int64_t prev_s = -1, prev_d = -1, row = 0;
+    for (int64_t k = 0; k < e->nnz; k++) {
+        int64_t s, d = topomap_i_id(e->dst, e->wide, k);
+        if (e->row_ptr) {
+            while (row < n && e->row_ptr[row + 1] <= k) row++;
+            s = row;
+        } else {
+            s = topomap_i_id(e->src, e->wide, k);
+        }
+        if (s < 0 || s >= n || d < 0 || d >= n || !topomap_i_weight_ok(e->bytes[k]) ||
+            (e->msgs && !topomap_i_weight_ok(e->msgs[k]))) {
+            info->first_bad = k;
+            info->canonical = 0;
+            return;
+        }
+        info->self_entries += s == d;
+        if (s < prev_s) info->rows_sorted = 0;
+        if (s == d || !(e->bytes[k] > 0) || s < prev_s || (s == prev_s && d <= prev_d)) info->canonical = 0;
+        prev_s = s;
+        prev_d = d;
+    }
+}
+
+/* NumPy's pairwise_sum (numpy/_core/src/umath/loops_utils.h.src) for n > 0 values. */
+static double topomap_i_pairwise(const double *a, int64_t n)
+{
+    if (n < 8) {
+        double res = -0.0;
+        for (int64_t i = 0; i < n; i++) res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8];
+        int64_t i;
+        for (int j = 0; j < 8; j++) r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    int64_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return topomap_i_pairwise(a, n2) + topomap_i_pairwise(a + n2, n - n2);
+}
+
+/* Sort idx[0..c) stably by dst[idx[.]] (tmp: room for c). */
+static void topomap_i_sort_by_dst(int64_t *idx, int64_t *tmp, int64_t c, const int32_t *dst)
+{
+    if (c <= 32) {
+        for (int64_t i = 1; i < c; i++) {
+            int64_t x = idx[i], j = i;
+            for (; j > 0 && dst[idx[j - 1]] > dst[x]; j--) idx[j] = idx[j - 1];
+            idx[j] = x;
+        }
+        return;
+    }
+    int64_t *from = idx, *to = tmp;
+    for (int64_t width = 1; width < c; width *= 2) {
+        for (int64_t lo = 0; lo < c; lo += 2 * width) {
+            int64_t mid = lo + width < c ? lo + width : c, hi = lo + 2 * width < c ? lo + 2 * width : c;
+            int64_t a = lo, b = mid, o = lo;
+            while (a < mid && b < hi) to[o++] = dst[from[b]] < dst[from[a]] ? from[b++] : from[a++];
+            while (a < mid) to[o++] = from[a++];
+            while (b < hi) to[o++] = from[b++];
+        }
+        int64_t *t = from;
+        from = to;
+        to = t;
+    }
+    if (from != idx) memcpy(idx, from, (size_t)c * sizeof *idx);
+}
+
+/* Canonical rows from grouped rows (rp, dst, w, m): sort, drop, sum. */
+static int topomap_i_canonical_rows(int32_t n, const int64_t *rp, const int32_t *dst, const double *w,
+                                    const double *m, int64_t *indptr, int32_t *indices, double *ow, double *om,
+                                    int64_t *nnz_out)
+{
+    int rc = TOPOMAP_OK;
+    int64_t longest = 0, out = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (rp[i + 1] - rp[i] > longest) longest = rp[i + 1] - rp[i];
+    size_t room = (size_t)(longest > 0 ? longest : 1);
+    int64_t *idx = malloc(room * sizeof *idx), *tmp = malloc(room * sizeof *tmp);
+    double *run = malloc(room * sizeof *run);
+    if (!idx || !tmp || !run) {
+        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory sorting a row of %lld entries", (long long)longest);
+        goto cleanup;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        int64_t lo = rp[i], hi = rp[i + 1], c = 0;
+        indptr[i] = out;
+        int plain = 1;
+        for (int64_t k = lo; k < hi && plain; k++)
+            plain = dst[k] != i && w[k] > 0 && (k == lo || dst[k] > dst[k - 1]);
+        if (plain) {
+            memmove(indices + out, dst + lo, (size_t)(hi - lo) * sizeof *indices);
+            memmove(ow + out, w + lo, (size_t)(hi - lo) * sizeof *ow);
+            if (m) memmove(om + out, m + lo, (size_t)(hi - lo) * sizeof *om);
+            out += hi - lo;
+            continue;
+        }
+        for (int64_t k = lo; k < hi; k++)
+            if (dst[k] != i && w[k] > 0) idx[c++] = k;
+        topomap_i_sort_by_dst(idx, tmp, c, dst);
+        for (int64_t a = 0, b; a < c; a = b) {
+            for (b = a + 1; b < c && dst[idx[b]] == dst[idx[a]]; b++) {
+            }
+            indices[out] = dst[idx[a]];
+            ow[out] = w[idx[a]];
+            if (m) om[out] = m[idx[a]];
+            if (b - a > 1) {
+                for (int64_t j = a + 1; j < b; j++) run[j - a - 1] = w[idx[j]];
+                ow[out] += topomap_i_pairwise(run, b - a - 1);
+                if (m) {
+                    for (int64_t j = a + 1; j < b; j++) run[j - a - 1] = m[idx[j]];
+                    om[out] += topomap_i_pairwise(run, b - a - 1);
+                }
+            }
+            out++;
+        }
+    }
+    indptr[n] = out;
+    *nnz_out = out;
+cleanup:
+    free(idx);
+    free(tmp);
+    free(run);
+    return rc;
+}
+
+int topomap_pattern_build(int32_t n, const topomap_edges *e, const topomap_edges_info *info, int64_t *indptr,
+                          int32_t *indices, double *bytes, double *msgs, int64_t *nnz_out)
+{
+    int rc = TOPOMAP_OK;
+    int64_t nnz = e->nnz, *rp = NULL, *fill = NULL;
+    int32_t *d32 = NULL;
+    double *tw = NULL, *tm = NULL;
+    if (info->first_bad >= 0) {
+        rc = topomap_i_fail(TOPOMAP_EINVAL, "entry %lld has an id out of range or a bad weight",
+                            (long long)info->first_bad);
+        goto cleanup;
+    }
+    if (info->canonical) {
+        if (e->row_ptr) {
+            memcpy(indptr, e->row_ptr, ((size_t)n + 1) * sizeof *indptr);
+        } else {
+            int64_t k = 0;
+            for (int32_t i = 0; i < n; i++) {
+                indptr[i] = k;
+                while (k < nnz && topomap_i_id(e->src, e->wide, k) == i) k++;
+            }
+            indptr[n] = k;
+        }
+        if ((const void *)indices != e->dst)
+            for (int64_t k = 0; k < nnz; k++) indices[k] = (int32_t)topomap_i_id(e->dst, e->wide, k);
+        if (bytes != e->bytes) memcpy(bytes, e->bytes, (size_t)nnz * sizeof *bytes);
+        if (e->msgs && msgs != e->msgs) memcpy(msgs, e->msgs, (size_t)nnz * sizeof *msgs);
+        *nnz_out = nnz;
+        goto cleanup;
+    }
+    if (info->rows_sorted && !e->wide) {
+        /* grouped already: rows straight from the input */
+        if (!e->row_ptr) {
+            rp = malloc(((size_t)n + 1) * sizeof *rp);
+            if (!rp) goto nomem;
+            int64_t k = 0;
+            for (int32_t i = 0; i < n; i++) {
+                rp[i] = k;
+                while (k < nnz && topomap_i_id(e->src, 0, k) == i) k++;
+            }
+            rp[n] = k;
+        }
+        rc = topomap_i_canonical_rows(n, e->row_ptr ? e->row_ptr : rp, e->dst, e->bytes, e->msgs, indptr, indices,
+                                      bytes, msgs, nnz_out);
+        goto cleanup;
+    }
+    /* stable counting sort by sender */
+    rp = calloc((size_t)n + 1, sizeof *rp);
+    fill = malloc(((size_t)n + 1) * sizeof *fill);
+    d32 = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *d32);
+    tw = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *tw);
+    if (e->msgs) tm = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *tm);
+    if (!rp || !fill || !d32 || !tw || (e->msgs && !tm)) goto nomem;
+    if (e->row_ptr) {
+        memcpy(rp, e->row_ptr, ((size_t)n + 1) * sizeof *rp);
+    } else {
+        for (int64_t k = 0; k < nnz; k++) rp[topomap_i_id(e->src, e->wide, k) + 1]++;
+        for (int32_t i = 0; i < n; i++) rp[i + 1] += rp[i];
+    }
+    memcpy(fill, rp, ((size_t)n + 1) * sizeof *fill);
+    for (int64_t k = 0, row = 0; k < nnz; k++) {
+        int64_t s;
+        if (e->row_ptr) {
+            while (e->row_ptr[row + 1] <= k) row++;
+            s = row;
+        } else {
+            s = topomap_i_id(e->src, e->wide, k);
+        }
+        int64_t at = fill[s]++;
+        d32[at] = (int32_t)topomap_i_id(e->dst, e->wide, k);
+        tw[at] = e->bytes[k];
+        if (tm) tm[at] = e->msgs[k];
+    }
+    rc = topomap_i_canonical_rows(n, rp, d32, tw, tm, indptr, indices, bytes, msgs, nnz_out);
+    goto cleanup;
+nomem:
+    rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory grouping %lld entries by sender", (long long)nnz);
+cleanup:
+    free(rp);
+    free(fill);
+    free(d32);
+    free(tw);
+    free(tm);
+    return rc;
+}
+
+int topomap_pattern_is_canonical(int32_t n, const int64_t *indptr, int64_t nnz, const int32_t *indices,
+                                 const double *bytes)
+{
+    if (n < 1 || indptr[0] != 0) return 0;
+    for (int32_t i = 0; i < n; i++) {
+        int64_t lo = indptr[i], hi = indptr[i + 1];
+        if (hi < lo || hi > nnz) return 0;
+        for (int64_t k = lo; k < hi; k++) {
+            int32_t q = indices[k];
+            if (q < 0 || q >= n || q == i || (k > lo && q <= indices[k - 1]) || !(bytes[k] > 0) ||
+                !(bytes[k] < INFINITY))
+                return 0;
+        }
+    }
+    return indptr[n] == nnz;
+}
+
+int64_t topomap_first_outside(const int64_t *a, int64_t len, int64_t lo, int64_t hi)
+{
+    for (int64_t k = 0; k < len; k++)
+        if (a[k] < lo || a[k] >= hi) return k;
+    return -1;
+}
+
+int64_t topomap_first_bad_weight(const double *w, int64_t len)
+{
+    for (int64_t k = 0; k < len; k++)
+        if (!topomap_i_weight_ok(w[k])) return k;
+    return -1;
 }

@@ -1,5 +1,6 @@
 /* The number tokenizer of the pattern readers (csrc/core/tokenize.c): grammar, line counts,
-   int64 bounds, decimal conversion, the offset of the first bad token. */
+   int64 bounds, decimal conversion, the offset of the first bad token, comments, tables,
+   non-zero entries, and results independent of the number of chunks. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,13 +8,24 @@
 #include "topomap/error.h"
 #include "topomap/tokenize.h"
 
-/* Parse `text`; values and counts go to the caller's buffers (at most 16 each). */
+/* Parse `text` in `chunks` chunks; values and counts go to the caller's buffers (at most 16 each). */
+static int parse_in(const char *text, int integer, int commas, int chunks, void *values, int64_t counts[16],
+                    int64_t *ntok, int64_t *nlines, int64_t *bad)
+{
+    topomap_scan s;
+    topomap_scan_info info;
+    topomap_scan_init(&s, text, (int64_t)strlen(text), commas, -1, 0, chunks);
+    *ntok = s.tokens[s.nchunks];
+    *nlines = s.lines[s.nchunks];
+    int rc = topomap_scan_numbers(&s, integer, values, counts, &info);
+    *bad = info.bad_offset;
+    return rc;
+}
+
 static int parse(const char *text, int integer, int commas, void *values, int64_t counts[16], int64_t *ntok,
                  int64_t *nlines, int64_t *bad)
 {
-    int64_t len = (int64_t)strlen(text);
-    topomap_count_tokens(text, len, commas, ntok, nlines);
-    return topomap_parse_numbers(text, len, integer, commas, values, counts, bad);
+    return parse_in(text, integer, commas, 1, values, counts, ntok, nlines, bad);
 }
 
 static void test_integers_and_lines(void)
@@ -27,6 +39,12 @@ static void test_integers_and_lines(void)
     CHECK(nt == 2 && nl == 1 && c[0] == 2);
     CHECK(parse("", 1, 0, v, c, &nt, &nl, &bad) == 0 && nt == 0 && nl == 0);
     CHECK(parse("1,2, 3\n", 1, 1, v, c, &nt, &nl, &bad) == 0 && nt == 3 && v[2] == 3 && c[0] == 3);
+    /* digit runs of every length around the 8-byte block conversion */
+    CHECK(parse("12 123456 1234567 12345678 123456789 1234567890123 123456789012345678\n", 1, 0, v, c, &nt, &nl,
+                &bad) == 0);
+    CHECK(v[0] == 12 && v[1] == 123456 && v[2] == 1234567 && v[3] == 12345678 && v[4] == 123456789 &&
+          v[5] == 1234567890123LL && v[6] == 123456789012345678LL);
+    CHECK(parse("00000042 0000000000000000000007\n", 1, 0, v, c, &nt, &nl, &bad) == 0 && v[0] == 42 && v[1] == 7);
 }
 
 static void test_int64_bounds(void)
@@ -42,7 +60,7 @@ static void test_int64_bounds(void)
 static void test_bad_tokens(void)
 {
     int64_t v[16], c[16], nt, nl, bad;
-    const char *bad_ints[] = {"1.5", "1e3", "x", "+", "-", "1,2", "0x10", "--1", "1-2", "nan"};
+    const char *bad_ints[] = {"1.5", "1e3", "x", "+", "-", "1,2", "0x10", "--1", "1-2", "nan", "12345678x"};
     for (size_t i = 0; i < sizeof bad_ints / sizeof *bad_ints; i++) {
         char text[64];
         snprintf(text, sizeof text, "5\n 6 %s 7\n", bad_ints[i]);
@@ -75,11 +93,282 @@ static void test_decimals(void)
     CHECK(parse(text, 0, 0, d, c, &nt, &nl, &bad) == TOPOMAP_ENOTSUP && bad == 0);
 }
 
+/* Integers stay int64 until a float appears anywhere; then every value is a double, "-0" -0.0. */
+static void test_auto_type(void)
+{
+    union {
+        int64_t i[16];
+        double d[16];
+    } v;
+    int64_t c[16], nt, nl, bad;
+    topomap_scan s;
+    topomap_scan_info info;
+    const char *ints = "3 -0 99999999999\n7\n";
+    topomap_scan_init(&s, ints, (int64_t)strlen(ints), 0, -1, 0, 2);
+    CHECK(topomap_scan_numbers(&s, 0, v.i, c, &info) == 0 && !info.is_float);
+    CHECK(v.i[0] == 3 && v.i[1] == 0 && v.i[2] == 99999999999LL && v.i[3] == 7);
+    const char *mixed = "3 -0 99999999999\n7\n2.5 -0\n";
+    for (int chunks = 1; chunks <= 3; chunks++) {
+        topomap_scan_init(&s, mixed, (int64_t)strlen(mixed), 0, -1, 0, chunks);
+        CHECK(topomap_scan_numbers(&s, 0, v.d, c, &info) == 0 && info.is_float);
+        CHECK(v.d[0] == 3.0 && v.d[1] == 0.0 && signbit(v.d[1]) && v.d[2] == 99999999999.0 && v.d[3] == 7.0);
+        CHECK(v.d[4] == 2.5 && signbit(v.d[5]));
+    }
+    /* an integer beyond int64 makes the block float, as Python's float() reads it */
+    CHECK(parse("1 12345678901234567890\n", 0, 0, v.d, c, &nt, &nl, &bad) == 0 && v.d[0] == 1.0 &&
+          v.d[1] == 12345678901234567890.0);
+}
+
+/* Comments: marker to end of line, or whole lines; line counts as the Python tier's. */
+static void test_comments(void)
+{
+    int64_t v[16], c[16];
+    topomap_scan s;
+    topomap_scan_info info;
+    const char *hash = "1 2 # 3\n# 4\n5#6\n  # 7";
+    topomap_scan_init(&s, hash, (int64_t)strlen(hash), 0, '#', 0, 1);
+    CHECK(s.tokens[s.nchunks] == 3 && s.lines[s.nchunks] == 4); /* "  " stays a line */
+    CHECK(topomap_scan_numbers(&s, 1, v, c, &info) == 0);
+    CHECK(v[0] == 1 && v[1] == 2 && v[2] == 5 && c[0] == 2 && c[1] == 0 && c[2] == 1 && c[3] == 0);
+    const char *gone = "1\n# x"; /* a last comment line without newline leaves no line */
+    topomap_scan_init(&s, gone, (int64_t)strlen(gone), 0, '#', 0, 1);
+    CHECK(s.lines[s.nchunks] == 1);
+    const char *whole = "% c\n1 2\n \t% d\n3\n%e";
+    topomap_scan_init(&s, whole, (int64_t)strlen(whole), 0, '%', 1, 1);
+    CHECK(s.tokens[s.nchunks] == 3 && s.lines[s.nchunks] == 4);
+    CHECK(topomap_scan_numbers(&s, 1, v, c, &info) == 0 && info.comment_lines == 3);
+    CHECK(c[0] == -1 && c[1] == 2 && c[2] == -1 && c[3] == 1);
+    const char *inside = "1 2%\n"; /* with whole-line comments a marker inside a line is a bad token */
+    topomap_scan_init(&s, inside, (int64_t)strlen(inside), 0, '%', 1, 1);
+    CHECK(topomap_scan_numbers(&s, 1, v, c, &info) == TOPOMAP_EINVAL && info.bad_offset == 2);
+    const char *digit = "13 4\n"; /* a digit cannot mark comments */
+    topomap_scan_init(&s, digit, (int64_t)strlen(digit), 0, '3', 0, 1);
+    CHECK(s.comment == -1 && s.tokens[s.nchunks] == 2);
+}
+
+static void test_table(void)
+{
+    int32_t a[4], b[4];
+    double w[4];
+    void *cols[3] = {a, b, w};
+    int64_t rows;
+    topomap_scan s;
+    topomap_scan_info info;
+    const char *ok = "0,1,2.5\n\n3 4 5 # c\n6,7,1e3\n";
+    for (int chunks = 1; chunks <= 4; chunks++) {
+        topomap_scan_init(&s, ok, (int64_t)strlen(ok), 1, '#', 0, chunks);
+        CHECK(topomap_scan_table(&s, 3, "nnf", cols, &rows, &info) == 0 && rows == 3);
+        CHECK(a[0] == 0 && b[0] == 1 && w[0] == 2.5 && a[1] == 3 && w[1] == 5.0 && a[2] == 6 && w[2] == 1000.0);
+    }
+    const char *bad[] = {"0 1 2\n3 4\n", "0 1 2\n3 4 5 6\n", "0 1.0 2\n", "-1 1 2\n", "0 2147483648 1\n",
+                         "0 1 x\n", "0 1 2\n3 4"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        topomap_scan_init(&s, bad[i], (int64_t)strlen(bad[i]), 0, -1, 0, 1);
+        CHECK(topomap_scan_table(&s, 3, "nnf", cols, &rows, &info) == TOPOMAP_EINVAL);
+    }
+    const char *ints = "1 2 3\n";
+    topomap_scan_init(&s, ints, (int64_t)strlen(ints), 0, -1, 0, 1);
+    CHECK(topomap_scan_table(&s, 3, "nnd", cols, &rows, &info) == 0 && w[0] == 3.0);
+    const char *frac = "1 2 3.5\n";
+    topomap_scan_init(&s, frac, (int64_t)strlen(frac), 0, -1, 0, 1);
+    CHECK(topomap_scan_table(&s, 3, "nnd", cols, &rows, &info) == TOPOMAP_EINVAL);
+}
+
+static void test_nonzeros(void)
+{
+    topomap_scan s;
+    topomap_scan_info info;
+    topomap_scan_entries e;
+    int64_t c[8];
+    const char *text = "0 1.5 0\n2,0,-0\n\n0 0 nan\n";
+    for (int chunks = 1; chunks <= 3; chunks++) {
+        topomap_scan_init(&s, text, (int64_t)strlen(text), 1, -1, 0, chunks);
+        CHECK(topomap_scan_nonzeros(&s, c, &e, &info) == 0 && e.count == 3);
+        CHECK(e.line[0] == 0 && e.col[0] == 1 && e.value[0] == 1.5);
+        CHECK(e.line[1] == 1 && e.col[1] == 0 && e.value[1] == 2.0);
+        CHECK(e.line[2] == 3 && e.col[2] == 2 && isnan(e.value[2]));
+        CHECK(c[0] == 3 && c[1] == 3 && c[2] == 0 && c[3] == 3);
+        topomap_scan_entries_free(&e);
+    }
+    const char *bad = "0 1\n0 y\n";
+    topomap_scan_init(&s, bad, (int64_t)strlen(bad), 0, -1, 0, 2);
+    CHECK(topomap_scan_nonzeros(&s, NULL, &e, &info) == TOPOMAP_EINVAL && info.bad_offset == 6 && e.count == 0);
+    topomap_scan_entries_free(&e);
+}
+
+/* Many chunks give the values, counts and first fault of one chunk. */
+static void test_chunks_agree(void)
+{
+    char text[4096];
+    size_t len = 0;
+    uint64_t x = 12345;
+    for (int i = 0; i < 300 && len < sizeof text - 64; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        len += (size_t)snprintf(text + len, sizeof text - len, (x >> 60) % 3 ? "%llu " : "%llu\n",
+                                (unsigned long long)(x >> 33) % 100000000ULL);
+    }
+    int64_t v1[400], v2[400], c1[400], c2[400];
+    for (int chunks = 2; chunks <= 64; chunks *= 2) {
+        topomap_scan s1, s2;
+        topomap_scan_info i1, i2;
+        topomap_scan_init(&s1, text, (int64_t)len, 0, -1, 0, 1);
+        topomap_scan_init(&s2, text, (int64_t)len, 0, -1, 0, chunks);
+        CHECK(s1.tokens[s1.nchunks] == s2.tokens[s2.nchunks] && s1.lines[s1.nchunks] == s2.lines[s2.nchunks]);
+        CHECK(topomap_scan_numbers(&s1, 1, v1, c1, &i1) == 0 && topomap_scan_numbers(&s2, 1, v2, c2, &i2) == 0);
+        CHECK(memcmp(v1, v2, (size_t)s1.tokens[s1.nchunks] * 8) == 0);
+        CHECK(memcmp(c1, c2, (size_t)s1.lines[s1.nchunks] * 8) == 0);
+        CHECK(i1.filled_lines == i2.filled_lines && i1.max_width == i2.max_width && i1.min_width == i2.min_width);
+    }
+    text[len / 2] = 'q'; /* the first fault, whichever chunk holds it */
+    text[len - 3] = 'q';
+    for (int chunks = 1; chunks <= 16; chunks++) {
+        topomap_scan s;
+        topomap_scan_info info;
+        topomap_scan_init(&s, text, (int64_t)len, 0, -1, 0, chunks);
+        CHECK(topomap_scan_numbers(&s, 1, v1, c1, &info) == TOPOMAP_EINVAL);
+        CHECK(info.bad_offset <= (int64_t)len / 2 && info.bad_offset > (int64_t)len / 2 - 10);
+    }
+}
+
+/* A random text of unsigned integers: lines of 0..max_tokens numbers of 1..max_digits digits
+   with blanks (commas) between; `plus` writes '+' before every number, which sends every line
+   to the byte lane while the numbers stay the same. */
+static size_t random_text(char *out, size_t room, uint64_t seed, int lines, int max_tokens, int max_digits,
+                          int plus, int commas)
+{
+    size_t len = 0;
+    uint64_t x = seed;
+    for (int l = 0; l < lines && len + 64 * (size_t)max_tokens < room; l++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int ntok = (int)((x >> 33) % (uint64_t)(max_tokens + 1));
+        for (int k = 0; k < ntok; k++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            int digits = 1 + (int)((x >> 40) % (uint64_t)max_digits);
+            if (k) out[len++] = commas && (x >> 20) % 2 ? ',' : " \t"[(x >> 21) % 2];
+            if (plus) out[len++] = '+';
+            for (int d = 0; d < digits; d++) {
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+                out[len++] = (char)('0' + (x >> 59) % 10);
+            }
+        }
+        if ((x >> 30) % 7 == 0) out[len++] = ' ';
+        out[len++] = '\n';
+    }
+    return len;
+}
+
+/* The block lane (lines of plain unsigned integers) gives what the byte lane gives, in every
+   mode, for lines shorter and longer than a block and numbers of every length. */
+static void test_block_lane_agrees(void)
+{
+    enum { ROOM = 1 << 17 };
+    char *a = malloc(ROOM), *b = malloc(ROOM);
+    int64_t *va = malloc(ROOM * 8), *vb = malloc(ROOM * 8), *ca = malloc(ROOM * 8), *cb = malloc(ROOM * 8);
+    const int shapes[][2] = {{4, 8}, {40, 3}, {200, 2}, {6, 25}};
+    for (int shape = 0; shape < 4; shape++)
+        for (int commas = 0; commas < 2; commas++) {
+            int lines = 1500 / (1 + shapes[shape][0] / 8);
+            size_t la = random_text(a, ROOM, 7 + (uint64_t)shape, lines, shapes[shape][0], shapes[shape][1], 0, commas);
+            size_t lb = random_text(b, ROOM, 7 + (uint64_t)shape, lines, shapes[shape][0], shapes[shape][1], 1, commas);
+            for (int integer = 0; integer < 2; integer++)
+                for (int chunks = 1; chunks <= 5; chunks += 4) {
+                    topomap_scan sa, sb;
+                    topomap_scan_info ia, ib;
+                    topomap_scan_init(&sa, a, (int64_t)la, commas, -1, 0, chunks);
+                    topomap_scan_init(&sb, b, (int64_t)lb, commas, -1, 0, chunks);
+                    CHECK(sa.tokens[sa.nchunks] == sb.tokens[sb.nchunks] && sa.lines[sa.nchunks] == sb.lines[sb.nchunks]);
+                    int ra = topomap_scan_numbers(&sa, integer, va, ca, &ia), rb = topomap_scan_numbers(&sb, integer, vb, cb, &ib);
+                    CHECK(ra == rb); /* 19 or more digits: not an int64 (integer) or a float */
+                    if (ra || rb) continue;
+                    CHECK(ia.is_float == ib.is_float && ia.filled_lines == ib.filled_lines && ia.max_width == ib.max_width);
+                    CHECK(memcmp(va, vb, (size_t)sa.tokens[sa.nchunks] * 8) == 0);
+                    CHECK(memcmp(ca, cb, (size_t)sa.lines[sa.nchunks] * 8) == 0);
+                    topomap_scan_entries ea, eb;
+                    CHECK(topomap_scan_nonzeros(&sa, NULL, &ea, &ia) == 0 && topomap_scan_nonzeros(&sb, NULL, &eb, &ib) == 0);
+                    CHECK(ea.count == eb.count && memcmp(ea.value, eb.value, (size_t)ea.count * 8) == 0 &&
+                          memcmp(ea.col, eb.col, (size_t)ea.count * 8) == 0);
+                    topomap_scan_entries_free(&ea);
+                    topomap_scan_entries_free(&eb);
+                }
+        }
+    /* tables and rows: every line of the same width, ids in range */
+    size_t la = 0, lb = 0;
+    for (int l = 0; l < 3000; l++) {
+        la += (size_t)snprintf(a + la, ROOM - la, "%d,%d,%d\n", l % 97, (l * 7) % 101, l * 12345 % 99999989);
+        lb += (size_t)snprintf(b + lb, ROOM - lb, "+%d,+%d,+%d\n", l % 97, (l * 7) % 101, l * 12345 % 99999989);
+    }
+    int32_t *s1 = malloc(3000 * 4), *d1 = malloc(3000 * 4), *s2 = malloc(3000 * 4), *d2 = malloc(3000 * 4);
+    double *w1 = malloc(3000 * 8), *w2 = malloc(3000 * 8);
+    void *c1[3] = {s1, d1, w1}, *c2[3] = {s2, d2, w2};
+    int64_t rows1, rows2;
+    topomap_scan sa, sb;
+    topomap_scan_info ia, ib;
+    topomap_scan_init(&sa, a, (int64_t)la, 1, -1, 0, 3);
+    topomap_scan_init(&sb, b, (int64_t)lb, 1, -1, 0, 3);
+    CHECK(topomap_scan_table(&sa, 3, "nnf", c1, &rows1, &ia) == 0 && topomap_scan_table(&sb, 3, "nnf", c2, &rows2, &ib) == 0);
+    CHECK(rows1 == 3000 && rows2 == 3000 && !memcmp(s1, s2, 3000 * 4) && !memcmp(d1, d2, 3000 * 4) &&
+          !memcmp(w1, w2, 3000 * 8));
+    /* rows: line i lists (i+1) % 97 and (i+2) % 97 with weights, 97 lines, 1-based */
+    la = lb = 0;
+    for (int l = 0; l < 97; l++)
+        for (int pass = 0; pass < 2; pass++) {
+            char *t = pass ? b : a;
+            size_t *len = pass ? &lb : &la;
+            const char *sign = pass ? "+" : "";
+            for (int rep = 0; rep < 6; rep++)
+                *len += (size_t)snprintf(t + *len, ROOM - *len, "%s%s%d %s%d", rep ? " " : "", sign,
+                                         1 + (l + 1 + rep) % 97, sign, 1000 * l + rep);
+            t[(*len)++] = '\n';
+        }
+    topomap_rows_layout layout = {97, 0, 0, 2, 0, 1};
+    int64_t rp1[98], rp2[98];
+    topomap_scan_init(&sa, a, (int64_t)la, 0, -1, 0, 2);
+    topomap_scan_init(&sb, b, (int64_t)lb, 0, -1, 0, 2);
+    CHECK(topomap_scan_rows(&sa, &layout, rp1, s1, w1, &ia) == 0 && topomap_scan_rows(&sb, &layout, rp2, s2, w2, &ib) == 0);
+    CHECK(rp1[97] == 6 * 97 && !memcmp(rp1, rp2, sizeof rp1) && !memcmp(s1, s2, 6 * 97 * 4) && !memcmp(w1, w2, 6 * 97 * 8));
+    CHECK(s1[0] == 1 && w1[0] == 0 && s1[6] == 2 && w1[6] == 1000);
+    free(s1), free(d1), free(s2), free(d2), free(w1), free(w2);
+    free(a), free(b), free(va), free(vb), free(ca), free(cb);
+}
+
+/* A fault after many plain lines, or in the middle of a long plain line, is found where the
+   byte lane finds it. */
+static void test_block_lane_faults(void)
+{
+    enum { ROOM = 1 << 15 };
+    char *text = malloc(ROOM);
+    int64_t *v = malloc(ROOM * 8), *c = malloc(ROOM * 8);
+    size_t len = random_text(text, ROOM, 3, 400, 12, 8, 0, 0);
+    for (size_t at = 100; at < len - 200; at += 997) {
+        char keep = text[at];
+        text[at] = 'x';
+        for (int chunks = 1; chunks <= 8; chunks *= 2) {
+            topomap_scan s;
+            topomap_scan_info info;
+            topomap_scan_init(&s, text, (int64_t)len, 0, -1, 0, chunks);
+            CHECK(topomap_scan_numbers(&s, 1, v, c, &info) == TOPOMAP_EINVAL);
+            /* the bad token is the run of non-blanks holding 'x' */
+            size_t start = at;
+            while (start > 0 && text[start - 1] != ' ' && text[start - 1] != '\t' && text[start - 1] != '\n') start--;
+            CHECK(info.bad_offset == (int64_t)start);
+        }
+        text[at] = keep;
+    }
+    free(text), free(v), free(c);
+}
+
 int main(void)
 {
     test_integers_and_lines();
     test_int64_bounds();
     test_bad_tokens();
     test_decimals();
+    test_auto_type();
+    test_comments();
+    test_table();
+    test_nonzeros();
+    test_chunks_agree();
+    test_block_lane_agrees();
+    test_block_lane_faults();
     return check_report();
 }

@@ -22,6 +22,12 @@ from . import pattern_cmd, profile_cmd  # noqa: E402
 COMMANDS += [pattern_cmd, profile_cmd]
 from . import convert_cmd  # noqa: E402
 COMMANDS += [convert_cmd]
+from . import experiment_cmd  # noqa: E402
+COMMANDS += [experiment_cmd]
+from . import compare_cmd, map_cmd  # noqa: E402
+COMMANDS += [map_cmd, compare_cmd]
+from . import launch_cmd  # noqa: E402
+COMMANDS += [launch_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,6 +12,8 @@ import os
 import re
 from typing import Sequence
 
+import numpy as np
+
 from ..errors import FormatError
 
 _LAST_NUMBER = re.compile(r"^(.*?)([0-9]+)([^0-9]*)$")
@@ -37,7 +39,11 @@ def rank_files(paths: "str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
         one = os.fspath(paths)
         if not os.path.exists(one) and prefix_suffix is not None and os.path.exists(one + prefix_suffix):
             one += prefix_suffix
-        files, label = _siblings(one)
+        files, label, ranks = _siblings(one)
+        if ranks is not None:
+            order = np.argsort(ranks, kind="stable")
+            if (ranks[order] == np.arange(ranks.size)).all():  # exactly 0..N-1: nothing to report
+                return [files[i] for i in order.tolist()], label
     else:
         files = [os.fspath(p) for p in paths]
         if not files:
@@ -56,7 +62,11 @@ def rank_files(paths: "str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     return [by_rank[r] for r in range(len(by_rank))], label
 
 
-def _siblings(one: str) -> tuple[list[str], str]:
+def _siblings(one: str) -> tuple[list[str], str, "np.ndarray | None"]:
+    """The files of the run of ``one``, a name for the set, and their ranks when read cheaply.
+
+    Why not a loop over the names: a run of 10^5 ranks spent more time here than in reading
+    its files; one regular expression over all the names finds the run and its numbers."""
     directory, base = os.path.split(one)
     m = _LAST_NUMBER.match(base)
     if m is None:
@@ -64,9 +74,18 @@ def _siblings(one: str) -> tuple[list[str], str]:
     if not os.path.isfile(one):
         raise FormatError(f"{one}: cannot open (No such file)")
     prefix, suffix = m.group(1), m.group(3)
-    same_run = re.compile(re.escape(prefix) + r"[0-9]+" + re.escape(suffix))
+    label = os.path.join(directory, f"{prefix}*{suffix}")
     try:
-        names = [e.name for e in os.scandir(directory or ".") if same_run.fullmatch(e.name)]
+        names = os.listdir(directory or ".")
     except OSError as exc:
         raise FormatError(f"{directory}: cannot list ({exc.strerror})") from None
-    return [os.path.join(directory, name) for name in names], os.path.join(directory, f"{prefix}*{suffix}")
+    listing = "\n".join(names)
+    if listing.count("\n") == len(names) - 1:  # no name holds a newline
+        digits = re.findall("(?m)^" + re.escape(prefix) + "([0-9]+)" + re.escape(suffix) + "$", listing)
+        start = os.path.join(directory, prefix)
+        files = [start + d + suffix for d in digits]
+        if all(len(d) <= 18 for d in digits):
+            return files, label, np.array([int(d) for d in digits], dtype=np.int64)
+        return files, label, None
+    same_run = re.compile(re.escape(prefix) + r"[0-9]+" + re.escape(suffix))
+    return [os.path.join(directory, name) for name in names if same_run.fullmatch(name)], label, None

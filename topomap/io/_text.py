@@ -1,14 +1,21 @@
 """Whole-block number parsing for the text readers, with errors naming file and line.
 
 Why two tiers: a Python loop over lines parses about 10 MB/s; the C core's
-tokenizer (``topomap._core.parse_numbers``, ``csrc/core/tokenize.c``) parses a
-whole block at a few ns per byte but only says *where* the first bad token is.
-So :func:`parse_block` parses in C; on a bad token the strict line-by-line tier
-re-reads that one line and raises :class:`~topomap.errors.FormatError` naming
-the file, line and token; when C cannot convert a valid number (a decimal
-longer than 127 characters, an unusual C locale) the strict tier parses the
-whole block.  The strict tier is also the reference the C tier is tested
-against.
+tokenizer (``topomap._core.scan_numbers``, ``csrc/core/tokenize.c``) parses a
+whole block at about a ns per byte, on several threads, but only says *where*
+the first bad token is.  So :func:`parse_block` parses in C; on a bad token the
+strict line-by-line tier re-reads that one line and raises
+:class:`~topomap.errors.FormatError` naming the file, line and token; when C
+cannot convert a valid number (a decimal longer than 127 characters, an unusual
+C locale) the strict tier parses the whole block.  The strict tier is also the
+reference the C tier is tested against.  :func:`parse_table` is the fastest
+path for files of fixed-width lines: the columns come out of C already typed,
+or ``None`` says "not a clean table, ask :func:`parse_block`".
+
+Large files are memory-mapped (:func:`read_text`): the tokenizer reads the page
+cache in place instead of copying the file into a fresh buffer, which costs
+more than parsing it.  A file truncated by another process while it is read
+then ends the process with SIGBUS, as with ``numpy.memmap``.
 
 Token grammar (both tiers): tokens are separated by ASCII whitespace (and
 commas when asked); integers are ``[+-]?[0-9]+`` strictly inside the int64
@@ -18,8 +25,9 @@ range; floats add a decimal point, an exponent, ``inf``/``infinity``/``nan``
 
 from __future__ import annotations
 
+import mmap
+import os
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,14 +39,37 @@ _FLOAT_RE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|
                        re.IGNORECASE)
 _INT64_MAX = int(np.iinfo(np.int64).max)
 _INT64_MIN = int(np.iinfo(np.int64).min)
-_FLOAT_MARKS = (b".", b"e", b"E", b"n", b"N", b"i", b"I")
 _COMMA_TO_BLANK = bytes.maketrans(b",", b" ")
+_LEAD_BLANKS = b" \t\r\f\v"
+_MAP_AT = 1 << 20  # smaller files are read: mapping costs more than copying them
+
+#: Number of chunks a text is parsed in (0: chosen from its size and the threads).  The result
+#: never depends on it; tests set it to check that.
+CHUNKS = 0
 
 
 def read_bytes(path: str) -> bytes:
     """The whole file; an unreadable path is a FormatError naming it."""
     try:
         with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot open ({exc.strerror})") from None
+
+
+def read_text(path: str) -> "bytes | mmap.mmap":
+    """The whole file, memory-mapped when it is large (read in place, not copied).
+
+    The result supports ``len``, ``find``, slicing (to ``bytes``) and the buffer
+    protocol; ``bytes(result)`` gives a copy for code that needs ``bytes``.
+    """
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size >= _MAP_AT:
+                try:
+                    return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+                except (OSError, ValueError):  # a file system or special file that cannot be mapped
+                    pass
             return fh.read()
     except OSError as exc:
         raise FormatError(f"{path}: cannot open ({exc.strerror})") from None
@@ -59,7 +90,7 @@ def check_text_line(path: str, lineno: int, raw: bytes) -> str:
         raise FormatError(f"{path}:{lineno}: not UTF-8 text (binary file?)") from None
 
 
-def iter_lines(data: bytes, start: int = 0):
+def iter_lines(data, start: int = 0):
     """(offset of the next line, line without its newline) from ``start`` on."""
     end = len(data)
     while start < end:
@@ -75,24 +106,50 @@ def count_lines(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-@dataclass(frozen=True)
+def line_at(data, index: int) -> bytes:
+    """Line ``index`` (0-based) of a buffer, without its newline."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(buf == 10)
+    start = int(newlines[index - 1]) + 1 if index > 0 else 0
+    stop = int(newlines[index]) if index < newlines.size else buf.size
+    return bytes(buf[start:stop])
+
+
+def _strip_comment(raw: bytes, comment: bytes | None, whole_line: bool) -> bytes:
+    """A line as the tokenizer sees it: without its comment."""
+    if comment is None:
+        return raw
+    if whole_line:
+        return b"" if raw.lstrip(_LEAD_BLANKS).startswith(comment) else raw
+    return raw.split(comment, 1)[0]
+
+
 class Block:
     """Numbers of a block of lines.
 
     ``values`` holds every number in file order (int64 when every token is an
-    integer, else float64), ``counts[i]`` how many are on
-    line ``first_line + i``; ``comment_lines`` lists the block-relative
-    indices of whole-line comments (when the caller asked for them); ``data``
-    is the block as parsed (comments removed), kept for error messages.
+    integer, else float64), ``counts[i]`` how many are on line
+    ``first_line + i`` (computed on first use when the parse did not ask for
+    them); ``comment_lines`` lists the block-relative indices of whole-line
+    comments (when the caller asked for them); ``filled_lines``,
+    ``min_width`` and ``max_width`` summarise the lines holding numbers;
+    ``data`` is the text as given, kept for error messages.
     """
 
-    path: str
-    data: bytes
-    commas: bool
-    values: np.ndarray
-    counts: np.ndarray
-    first_line: int
-    comment_lines: np.ndarray
+    def __init__(self, path: str, data, values: np.ndarray, counts: "np.ndarray | None", first_line: int,
+                 comment_lines: np.ndarray, filled_lines: int, min_width: int, max_width: int, *, commas: bool,
+                 comment: bytes | None, whole_line_comments: bool) -> None:
+        self.path, self.data, self.values, self._counts = path, data, values, counts
+        self.first_line, self.comment_lines = first_line, comment_lines
+        self.filled_lines, self.min_width, self.max_width = filled_lines, min_width, max_width
+        self.commas, self.comment, self.whole_line_comments = commas, comment, whole_line_comments
+
+    @property
+    def counts(self) -> np.ndarray:
+        if self._counts is None:
+            self._counts = parse_block(self.path, self.data, self.first_line, integer=False, comment=self.comment,
+                                       whole_line_comments=self.whole_line_comments, commas=self.commas).counts
+        return self._counts
 
     def line_of(self, token: int) -> int:
         """File line number of the ``token``-th number of the block."""
@@ -100,46 +157,86 @@ class Block:
 
     def tokens(self, line_index: int) -> list[bytes]:
         """The tokens of block-relative line ``line_index``, as written."""
-        for i, (_, raw) in enumerate(iter_lines(self.data)):
-            if i == line_index:
-                return (raw.translate(_COMMA_TO_BLANK) if self.commas else raw).split()
-        return []
+        raw = _strip_comment(line_at(self.data, int(line_index)), self.comment, self.whole_line_comments)
+        return (raw.translate(_COMMA_TO_BLANK) if self.commas else raw).split()
 
     def error(self, line_index: int, message: str) -> FormatError:
         """A FormatError naming block-relative line ``line_index``."""
         return FormatError(f"{self.path}:{self.first_line + int(line_index)}: {message}")
 
 
-def parse_block(path: str, data: bytes, first_line: int = 1, *, integer: bool, comment: bytes | None = None,
-                whole_line_comments: bool = False, commas: bool = False) -> Block:
-    """Parse every number in ``data`` (lines ``first_line``, ``first_line + 1``, ...).
+def _view(data, start: int):
+    return memoryview(data)[start:] if start else data
+
+
+def _comment_byte(comment: bytes | None) -> int:
+    if comment is None:
+        return -1
+    if len(comment) != 1 or comment in b"0123456789+-":
+        raise ValueError(f"comment marker {comment!r} must be one byte, not a digit or sign")
+    return comment[0]
+
+
+def parse_block(path: str, data, first_line: int = 1, *, integer: bool, comment: bytes | None = None,
+                whole_line_comments: bool = False, commas: bool = False, start: int = 0,
+                counts: bool = True) -> Block:
+    """Parse every number in ``data[start:]`` (lines ``first_line``, ``first_line + 1``, ...).
 
     Parameters
     ----------
+    data : bytes or buffer
+        The text (bytes, or the memory map :func:`read_text` gives).
     integer : bool
         Integers only; otherwise floats are allowed too (the values are
         float64 unless every token is an integer).
     comment : bytes, optional
-        Comment marker; text from it to the end of the line is ignored, or,
-        with ``whole_line_comments``, only lines starting with it (after
-        blanks) are comments and a marker elsewhere is a bad token.
+        One-byte comment marker; text from it to the end of the line is
+        ignored, or, with ``whole_line_comments``, only lines starting with it
+        (after blanks) are comments and a marker elsewhere is a bad token.
     commas : bool
         Commas separate tokens like blanks.
+    start : int
+        Offset of the block in ``data``.
+    counts : bool
+        Compute the per-line counts now (else on first use of ``Block.counts``).
     """
+    view = _view(data, start)
+    result = _core.scan_numbers(view, integer, commas, _comment_byte(comment), whole_line_comments, counts, CHUNKS)
+    if len(result) == 6:
+        values, line_counts, filled, min_width, max_width, ncomments = result
+        comment_lines = np.zeros(0, dtype=np.int64)
+        if ncomments and line_counts is not None:
+            comment_lines = np.flatnonzero(line_counts < 0)
+            line_counts[comment_lines] = 0
+        return Block(path, view, values, line_counts, first_line, comment_lines, filled, min_width, max_width,
+                     commas=commas, comment=comment, whole_line_comments=whole_line_comments)
+    raw = bytes(view)
     comment_lines = np.zeros(0, dtype=np.int64)
-    if comment is not None and comment in data:
-        data, comment_lines = _drop_comments(data, comment, whole_line_comments)
-    commas = commas and b"," in data
-    fast = _parse_fast(data, integer, commas)
-    if isinstance(fast, tuple):
-        values, counts = fast
-    else:
-        text = data.translate(_COMMA_TO_BLANK) if commas else data
-        if fast is not None:
-            _raise_for_line(path, text, first_line, integer, fast)
-        values, counts = _parse_slow(path, text, first_line, integer)
+    stripped = raw
+    if comment is not None and comment in raw:
+        stripped, comment_lines = _drop_comments(raw, comment, whole_line_comments)
+    text = stripped.translate(_COMMA_TO_BLANK) if commas else stripped
+    if result[0] is None:
+        _raise_for_line(path, text, first_line, integer, raw.count(b"\n", 0, result[1]))
+    values, line_counts = _parse_slow(path, text, first_line, integer)
+    filled = line_counts[line_counts > 0]
     # a comment on a last line without a newline leaves no line behind
-    return Block(path, data, commas, values, counts, first_line, comment_lines[comment_lines < counts.size])
+    return Block(path, view, values, line_counts, first_line, comment_lines[comment_lines < line_counts.size],
+                 int(filled.size), int(filled.min()) if filled.size else 0, int(line_counts.max(initial=0)),
+                 commas=commas, comment=comment, whole_line_comments=whole_line_comments)
+
+
+def parse_table(data, types: str, *, comment: bytes | None = None, whole_line_comments: bool = False,
+                commas: bool = False, start: int = 0) -> "list[np.ndarray] | None":
+    """The columns of a text whose every line holding numbers holds ``len(types)`` of them.
+
+    ``types[j]`` says what column ``j`` holds: ``"i"`` int64 integers, ``"n"``
+    int32 integers in ``[0, 2^31)``, ``"f"`` float64 numbers, ``"d"`` float64
+    from integers.  ``None`` when the text is anything else (another width, a
+    token outside the grammar or its column's type): :func:`parse_block` then
+    tells what is wrong.  Other arguments as for :func:`parse_block`.
+    """
+    return _core.scan_table(_view(data, start), types, commas, _comment_byte(comment), whole_line_comments, CHUNKS)
 
 
 def _drop_comments(data: bytes, comment: bytes, whole_line: bool) -> tuple[bytes, np.ndarray]:
@@ -154,26 +251,18 @@ def _drop_comments(data: bytes, comment: bytes, whole_line: bool) -> tuple[bytes
     return pattern.sub(b"", data), np.array(lines, dtype=np.int64)
 
 
-def _parse_fast(data: bytes, integer: bool, commas: bool) -> "tuple[np.ndarray, np.ndarray] | int | None":
+def _parse_fast(data, integer: bool, commas: bool, chunks: int = 0) -> "tuple[np.ndarray, np.ndarray] | int | None":
     """(values, per-line counts) from the C tokenizer; else the byte offset of a token outside
     the grammar, or None when the strict tier must convert the block."""
-    # int64 even when floats are allowed, if every token is an integer: the callers convert only
-    # the columns they need; a block without any float mark can only hold integers (or faults)
-    as_int = integer or not any(mark in data for mark in _FLOAT_MARKS)
-    result = _core.parse_numbers(data, as_int, commas)
-    if result[0] is None and as_int and not integer:  # an integer beyond int64 is still a float
-        result = _core.parse_numbers(data, False, commas)
+    result = _core.scan_numbers(data, integer, commas, -1, False, True, chunks)
     if result[0] is False:
         return None
-    return result[1] if result[0] is None else result
+    return result[1] if result[0] is None else (result[0], result[1])
 
 
-def _raise_for_line(path: str, text: bytes, first_line: int, integer: bool, offset: int) -> None:
-    """Raise the strict tier's error for the line holding the bad token at ``offset``."""
-    start = text.rfind(b"\n", 0, offset) + 1
-    stop = text.find(b"\n", offset)
-    line = text[start:stop if stop >= 0 else len(text)]
-    _parse_slow(path, line, first_line + text.count(b"\n", 0, start), integer)
+def _raise_for_line(path: str, text: bytes, first_line: int, integer: bool, line_index: int) -> None:
+    """Raise the strict tier's error for block-relative line ``line_index`` of ``text``."""
+    _parse_slow(path, line_at(text, line_index), first_line + line_index, integer)
 
 
 def _parse_slow(path: str, data: bytes, first_line: int, integer: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import FormatError
 from ..pattern import Pattern
 from ._format import number_column, write_rows
-from ._text import check_text_line, iter_lines, parse_block, read_bytes
+from ._text import check_text_line, iter_lines, parse_block, parse_table, read_text
 
 _ALIASES = {"src": "src", "source": "src", "sender": "src", "dst": "dst", "target": "dst", "dest": "dst",
             "receiver": "dst", "bytes": "bytes", "weight": "bytes", "msgs": "msgs", "messages": "msgs",
@@ -49,9 +49,13 @@ def read_csv_edges(path: "str | os.PathLike[str]") -> Pattern:
     (3, [0.0, 110.0, 0.0], [3.0, 1.0])
     """
     path = os.fspath(path)
-    data = read_bytes(path)
+    data = read_text(path)
     columns, n_given, body_line, body_at = _preamble(path, data)
-    block = parse_block(path, data[body_at:], body_line, integer=False, comment=b"#", commas=True)
+    provenance = {"source": "csv-edges", "file": path, "counted": "bytes (and msgs) per line, summed per pair"}
+    fast = _read_table(data, columns, n_given, body_at, provenance)
+    if fast is not None:
+        return fast
+    block = parse_block(path, data, body_line, integer=False, comment=b"#", commas=True, start=body_at)
     lines = np.flatnonzero(block.counts)
     if columns is None:
         first = int(block.counts[lines[0]]) if lines.size else 3
@@ -85,8 +89,34 @@ def read_csv_edges(path: "str | os.PathLike[str]") -> Pattern:
     if n_given is not None and top > n_given:
         i = int(np.flatnonzero((src >= n) | (dst >= n))[0])
         raise block.error(lines[i], f"rank {max(src[i], dst[i])} is out of range: '# n={n}' declares {n} processes")
-    provenance = {"source": "csv-edges", "file": path, "counted": "bytes (and msgs) per line, summed per pair"}
     return Pattern.from_edges(src, dst, col["bytes"], col.get("msgs"), n=n, provenance=provenance)
+
+
+def _read_table(data, columns: list[str] | None, n_given: int | None, body_at: int,
+                provenance: dict) -> Pattern | None:
+    """The pattern straight from C-typed columns when the file is a clean table of ranks and
+    valid volumes; None sends the file to the checks above, which name what is wrong."""
+    if columns is None:
+        first = next((raw for _, raw in iter_lines(data, body_at)
+                      if raw.split(b"#", 1)[0].replace(b",", b" ").split()), None)
+        if first is None:
+            return None
+        width = len(first.split(b"#", 1)[0].replace(b",", b" ").split())
+        if width not in (3, 4):
+            return None
+        columns = ["src", "dst", "bytes", "msgs"][:width]
+    types = "".join("n" if name in ("src", "dst") else "f" for name in columns)
+    table = parse_table(data, types, comment=b"#", commas=True, start=body_at)
+    if table is None:
+        return None
+    col = dict(zip(columns, table))
+    src, dst = col["src"], col["dst"]
+    if not src.size and n_given is None:
+        return None
+    top = max(int(src.max()), int(dst.max())) + 1 if src.size else 1
+    if n_given is not None and top > n_given:
+        return None
+    return Pattern._adopt(top if n_given is None else n_given, src, dst, col["bytes"], col.get("msgs"), provenance)
 
 
 def _preamble(path: str, data: bytes) -> tuple[list[str] | None, int | None, int, int]:

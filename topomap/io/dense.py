@@ -9,7 +9,9 @@ import numpy as np
 from ..errors import FormatError, PatternError
 from ..pattern import Pattern
 from ._format import number_column, write_rows
-from ._text import parse_block, read_bytes
+from .. import _core
+from . import _text
+from ._text import parse_block, read_text
 
 _MAX_DENSE = 50_000
 
@@ -33,8 +35,12 @@ def read_dense(path: "str | os.PathLike[str]") -> Pattern:
         mat = _load_npy(path)
         prov = {"source": "npy", "file": path}
     else:
-        mat = _read_text(path)
         prov = {"source": "dense-text", "file": path}
+        data = read_text(path)
+        fast = _read_nonzeros(data, {"source": "dense", **prov})
+        if fast is not None:
+            return fast
+        mat = _read_text(path, data)
     try:
         return Pattern.from_dense(mat, provenance=prov)
     except PatternError as exc:
@@ -57,8 +63,25 @@ def _load_npy(path: str) -> np.ndarray:
         raise FormatError(f"{path}: not a readable .npy matrix ({exc})") from None
 
 
-def _read_text(path: str) -> np.ndarray:
-    data = read_bytes(path)
+def _read_nonzeros(data, provenance: dict) -> Pattern | None:
+    """The pattern from the non-zero numbers alone (C skips the zeros: a matrix of 1 %
+    non-zeros never exists as an array), when the text is a square matrix of valid volumes;
+    None sends it to :func:`_read_text`, which names what is wrong."""
+    found = _core.scan_nonzeros(data, True, ord("#"), False, _text.CHUNKS)
+    if len(found) != 4:
+        return None
+    line, col, value, counts = found
+    filled = counts > 0
+    width = int(counts.max(initial=0))
+    if not 0 < width <= _MAX_DENSE or int(filled.sum()) != width or (counts[filled] != width).any():
+        return None
+    if value.size and (~np.isfinite(value) | (value < 0)).any():
+        return None
+    row = (np.cumsum(filled) - 1)[line]
+    return Pattern._adopt(width, row, col, value, None, provenance)
+
+
+def _read_text(path: str, data) -> np.ndarray:
     block = parse_block(path, data, 1, integer=False, comment=b"#", commas=True)
     rows = np.flatnonzero(block.counts)
     if not rows.size:

@@ -45,6 +45,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import _core
 from ..errors import FormatError
 from ..pattern import Pattern
 from ._ranks import rank_files
@@ -132,6 +133,9 @@ def read_dumpi_ascii(path: "str | os.PathLike[str] | Sequence[str | os.PathLike[
     """
     files, label = rank_files(path)
     n = len(files)
+    fast = _read_scanned(files, label)
+    if fast is not None:
+        return fast
     src: list[np.ndarray] = []
     dst: list[np.ndarray] = []
     nbytes: list[np.ndarray] = []
@@ -161,10 +165,34 @@ def read_dumpi_ascii(path: "str | os.PathLike[str] | Sequence[str | os.PathLike[
         dst.append(np.where(comm == _COMM_SELF, rank, dest)[keep])
         nbytes.append((count * size)[keep])
     byts = np.concatenate(nbytes) if nbytes else np.zeros(0)
-    provenance = {"source": "dumpi-ascii", "file": label, "files": n, "skipped": skipped,
-                  "counted": "count x datatype size of every " + "/".join(SEND_CALLS) + " on MPI_COMM_WORLD"}
     return Pattern.from_edges(np.concatenate(src), np.concatenate(dst), byts, np.ones_like(byts), n=n,
-                              provenance=provenance)
+                              provenance=_provenance(label, n, skipped))
+
+
+def _provenance(label: str, n: int, skipped: dict[str, int]) -> dict:
+    return {"source": "dumpi-ascii", "file": label, "files": n, "skipped": skipped,
+            "counted": "count x datatype size of every " + "/".join(SEND_CALLS) + " on MPI_COMM_WORLD"}
+
+
+def _read_scanned(files: list[str], label: str) -> Pattern | None:
+    """The pattern from the send records C scanned in every file (:func:`topomap._core.read_dumpi`,
+    the same grammar and type sizes), when nothing needs a message; None sends the run to the
+    loop above, which names the fault."""
+    rec = _core.read_dumpi(files, list(BUILTIN_SIZES), list(BUILTIN_SIZES.values()))
+    if isinstance(rec, tuple):
+        return None
+    n = len(files)
+    count, dest, comm, rank = rec["count"], rec["dest"], rec["comm"], rec["file"]
+    on_user = comm >= _FIRST_USER_COMM
+    negative = ~on_user & (dest < 0)
+    keep = ~on_user & ~negative
+    if (keep & ((comm < _COMM_WORLD) | ((comm == _COMM_WORLD) & (dest >= n)) | (count < 0))).any():
+        return None
+    byts = (count.astype(np.float64) * rec["size"].astype(np.float64))[keep]
+    dst = np.where(comm == _COMM_SELF, rank, dest)[keep]
+    skipped = {"user-defined communicator": int(on_user.sum()),
+               "negative destination (MPI_PROC_NULL)": int(negative.sum())}
+    return Pattern._adopt(n, rank[keep], dst, byts, np.ones_like(byts), _provenance(label, n, skipped))
 
 
 def _records(path: str, data: bytes) -> list[tuple]:

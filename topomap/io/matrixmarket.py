@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import FormatError
 from ..pattern import Pattern
 from ._format import number_column, write_rows
-from ._text import check_text_line, iter_lines, parse_block, read_bytes, shown
+from ._text import check_text_line, iter_lines, parse_block, parse_table, read_text, shown
 
 _SUPPORTED_FIELDS = ("real", "integer", "pattern")
 _SUPPORTED_SYMMETRY = ("general", "symmetric")
@@ -48,11 +48,17 @@ def read_matrix_market(path: "str | os.PathLike[str]") -> Pattern:
     [[0.0, 5.0, 0.0], [5.0, 0.0, 1.5], [0.0, 1.5, 0.0]]
     """
     path = os.fspath(path)
-    data = read_bytes(path)
+    data = read_text(path)
     field, symmetry, n, nnz, size_line, body_at = _header(path, data)
+    provenance = {"source": "matrixmarket", "file": path, "field": field, "symmetry": symmetry,
+                  "counted": "bytes per (row, column) = (sender, receiver) entry"
+                             + (", 1 per entry (pattern field)" if field == "pattern" else "")}
+    fast = _read_table(data, field, symmetry, n, nnz, body_at, provenance)
+    if fast is not None:
+        return fast
     width = 2 if field == "pattern" else 3
-    block = parse_block(path, data[body_at:], size_line + 1, integer=field != "real", comment=b"%",
-                        whole_line_comments=True)
+    block = parse_block(path, data, size_line + 1, integer=field != "real", comment=b"%",
+                        whole_line_comments=True, start=body_at)
     bad = np.flatnonzero((block.counts != 0) & (block.counts != width))
     if bad.size:
         what = "row column" if width == 2 else "row column value"
@@ -90,10 +96,27 @@ def read_matrix_market(path: "str | os.PathLike[str]") -> Pattern:
         off = src != dst
         src, dst, values = (np.concatenate([src, dst[off]]), np.concatenate([dst, src[off]]),
                             np.concatenate([values, values[off]]))
-    provenance = {"source": "matrixmarket", "file": path, "field": field, "symmetry": symmetry,
-                  "counted": "bytes per (row, column) = (sender, receiver) entry"
-                             + (", 1 per entry (pattern field)" if field == "pattern" else "")}
     return Pattern.from_edges(src, dst, values, None, n=n, provenance=provenance)
+
+
+def _read_table(data, field: str, symmetry: str, n: int, nnz: int, body_at: int, provenance: dict) -> Pattern | None:
+    """The pattern straight from C-typed columns when the entries are a clean table of
+    in-range indices and valid values; None sends the file to the checks above."""
+    types = {"real": "nnf", "integer": "nnd", "pattern": "nn"}[field]
+    table = parse_table(data, types, comment=b"%", whole_line_comments=True, start=body_at)
+    if table is None or table[0].size != nnz:
+        return None
+    i, j = table[0], table[1]
+    i -= 1  # 1-based; an index 0 becomes -1, which the builder refuses
+    j -= 1
+    values = table[2] if len(table) == 3 else np.ones(nnz)
+    if symmetry == "symmetric":
+        if nnz and bool((i < j).any()):
+            return None
+        off = i != j
+        i, j, values = (np.concatenate([i, j[off]]), np.concatenate([j, i[off]]),
+                        np.concatenate([values, values[off]]))
+    return Pattern._adopt(n, i, j, values, None, provenance)
 
 
 def _num(v: float) -> str:

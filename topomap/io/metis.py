@@ -33,7 +33,9 @@ import numpy as np
 from ..errors import FormatError
 from ..pattern import Pattern
 from ._format import write_adjacency
-from ._text import check_text_line, iter_lines, parse_block, read_bytes
+from .. import _core
+from . import _text
+from ._text import check_text_line, iter_lines, parse_block, read_text
 from ._undirected import undirected_weights
 
 
@@ -49,10 +51,19 @@ def read_metis(path: "str | os.PathLike[str]") -> Pattern:
     [[0.0, 7.0, 0.0], [7.0, 0.0, 4.0], [0.0, 4.0, 0.0]]
     """
     path = os.fspath(path)
-    data = read_bytes(path)
+    data = read_text(path)
     n, m, sizes, ncon, weighted, header_line, body_at = _header(path, data)
-    block = parse_block(path, data[body_at:], header_line + 1, integer=True, comment=b"%",
-                        whole_line_comments=True)
+    provenance = {"source": "metis", "file": path,
+                  "counted": "edge weights, one message direction per adjacency entry"
+                             + ("" if weighted else " (unit weights: the file has none)")}
+    ignored = [w for w, present in (("vertex sizes", sizes), ("vertex weights", ncon > 0)) if present]
+    if ignored:
+        provenance["ignored"] = " and ".join(ignored)
+    fast = _read_rows(data, body_at, n, m, int(sizes) + ncon, weighted, provenance)
+    if fast is not None:
+        return fast
+    block = parse_block(path, data, header_line + 1, integer=True, comment=b"%", whole_line_comments=True,
+                        start=body_at)
     is_vertex = np.ones(block.counts.size, dtype=bool)
     is_vertex[block.comment_lines] = False
     lines = np.flatnonzero(is_vertex)
@@ -96,13 +107,18 @@ def read_metis(path: "str | os.PathLike[str]") -> Pattern:
     if bad.size:
         e = bad[0]
         raise block.error(lines[src[e]], f"edge ({src[e] + 1}, {nbr[e]}) has negative weight {weight[e]}")
-    ignored = [w for w, present in (("vertex sizes", sizes), ("vertex weights", ncon > 0)) if present]
-    provenance = {"source": "metis", "file": path,
-                  "counted": "edge weights, one message direction per adjacency entry"
-                             + ("" if weighted else " (unit weights: the file has none)")}
-    if ignored:
-        provenance["ignored"] = " and ".join(ignored)
     return Pattern.from_edges(src, nbr - 1, weight.astype(np.float64), None, n=n, provenance=provenance)
+
+
+def _read_rows(data, body_at: int, n: int, m: int, head: int, weighted: bool, provenance: dict) -> Pattern | None:
+    """The pattern straight from C when line ``i`` of the body is vertex ``i`` (no comment
+    lines) and every number is valid: the rows come out as CSR arrays.  None sends the file
+    to the checks of :func:`read_metis`, which name what is wrong."""
+    rows = _core.scan_rows(memoryview(data)[body_at:], n, head, 0, 2 if weighted else 1, False, 1, _text.CHUNKS)
+    if rows is None or int(rows[0][-1]) != 2 * m:
+        return None
+    row_ptr, dst, weight = rows
+    return Pattern._adopt(n, None, dst, weight, None, provenance, row_ptr=row_ptr)
 
 
 def _ranks_within(degree: np.ndarray) -> np.ndarray:

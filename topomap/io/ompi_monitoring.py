@@ -42,6 +42,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .. import _core
 from ..errors import FormatError
 from ..pattern import Pattern
 from ._ranks import rank_files
@@ -113,6 +114,9 @@ def read_ompi_monitoring(path: "str | os.PathLike[str] | Sequence[str | os.PathL
     """
     wanted = parse_kinds(kinds)
     files, label = rank_files(path, prefix_suffix=".0.prof")
+    fast = _read_scanned(files, label, wanted)
+    if fast is not None:
+        return fast
     run = _Run(files)
     table, at = run.p2p_rows()
     kind = table[:, 0]
@@ -129,6 +133,13 @@ def read_ompi_monitoring(path: "str | os.PathLike[str] | Sequence[str | os.PathL
     communicators = run.communicators()
     by_kind_bytes = {k.decode(): float(nbytes[kind == k].sum()) for k in np.unique(kind)}
     by_kind_msgs = {k.decode(): float(nmsgs[kind == k].sum()) for k in np.unique(kind)}
+    src, dst, nbytes, nmsgs, provenance = _selected(kind, me, peer, nbytes, nmsgs, wanted, label, n, by_kind_bytes,
+                                                    by_kind_msgs, communicators)
+    return Pattern.from_edges(src, dst, nbytes, nmsgs, n=n, provenance=provenance)
+
+
+def _selected(kind, me, peer, nbytes, nmsgs, wanted, label, n, by_kind_bytes, by_kind_msgs, communicators):
+    """The entries of the wanted kinds (R transposed) and the provenance."""
     keep = np.isin(kind, [k.encode() for k in wanted])
     transposed = kind == b"R"
     src = np.where(transposed, peer, me)[keep]
@@ -141,7 +152,70 @@ def read_ompi_monitoring(path: "str | os.PathLike[str] | Sequence[str | os.PathL
         "bytes_by_kind": by_kind_bytes, "msgs_by_kind": by_kind_msgs,
         "zero_byte_msgs": float(nmsgs[nbytes == 0].sum()), "communicators": communicators,
     }
-    return Pattern.from_edges(src, dst, nbytes, nmsgs, n=n, provenance=provenance)
+    return src, dst, nbytes, nmsgs, provenance
+
+
+def _read_scanned(files: list[str], label: str, wanted: tuple[str, ...]) -> Pattern | None:
+    """The pattern from the records C scanned in every file (:func:`topomap._core.read_monitoring`),
+    when they are all consistent; None sends the run to :class:`_Run`, which names the fault."""
+    rec = _core.read_monitoring(files)
+    if isinstance(rec, tuple):
+        return None
+    n = len(files)
+    kind, me, peer = rec["kind"].view("S1"), rec["me"], rec["peer"]
+    if (me != rec["file"]).any() or (peer >= n).any():
+        return None
+    communicators = _communicators_scanned(rec, n)
+    if communicators is None:
+        return None
+    nbytes, nmsgs = rec["bytes"], rec["msgs"]
+    by_kind_bytes = {k.decode(): float(nbytes[kind == k].sum()) for k in np.unique(kind)}
+    by_kind_msgs = {k.decode(): float(nmsgs[kind == k].sum()) for k in np.unique(kind)}
+    src, dst, nbytes, nmsgs, provenance = _selected(kind, me, peer, nbytes, nmsgs, wanted, label, n, by_kind_bytes,
+                                                    by_kind_msgs, communicators)
+    return Pattern._adopt(n, src, dst, nbytes, nmsgs, provenance)
+
+
+_SECTION = np.frombuffer(b"HOAX", dtype=np.uint8)  # a header, then its O2A, A2O, A2A lines
+
+
+def _communicators_scanned(rec: dict, n: int) -> dict[str, dict[str, float]] | None:
+    """:meth:`_Run.communicators` on scanned records: whole sections, ranks, procs lists and
+    the sums by name (in the same order, so the same doubles); None when anything is off."""
+    parts, files = rec["part_kind"], rec["part_file"]
+    if parts.size % 4:
+        return None
+    parts, files = parts.reshape(-1, 4), files.reshape(-1, 4)
+    if (parts != _SECTION).any() or (files != files[:, :1]).any():
+        return None
+    rank = rec["rank"].reshape(-1, 4)[:, 1:]
+    if ((rank != files[:, 1:]) & (rank != -1)).any():
+        return None
+    heads = slice(0, None, 4)
+    procs, count, top = rec["procs"][heads], rec["procs_count"][heads], rec["procs_max"][heads]
+    raw = rec["names"]
+    seen: dict[bytes, int] = {}  # each distinct name once: runs repeat a few names on every rank
+    by_bytes = np.array([seen.setdefault(raw[a:a + b], len(seen))
+                         for a, b in zip(rec["name_at"][heads].tolist(), rec["name_len"][heads].tolist())],
+                        dtype=np.int64)
+    world = np.array([name == b"MPI_COMM_WORLD" for name in seen], dtype=bool)[by_bytes]
+    listed = procs == 1
+    if (procs < 0).any() or (listed & (top >= n)).any() or (listed & world & (count != n)).any():
+        return None
+    first: dict[str, int] = {}  # by decoded name, in order of first appearance, as _Run keys them
+    group = np.array([first.setdefault(name.decode("utf-8", errors="backslashreplace"), len(first))
+                      for name in seen], dtype=np.int64)[by_bytes]
+    k = len(first)
+    volumes = {}
+    for j, key in ((1, "o2a"), (2, "a2o"), (3, "a2a")):
+        for what in ("bytes", "msgs"):
+            # bincount adds in record order, as the sections' running sums do
+            volumes[f"{key}_{what}"] = np.bincount(group, rec[f"part_{what}"].reshape(-1, 4)[:, j], minlength=k)
+    reporting = np.bincount(group, minlength=k)
+    totals: dict[str, dict[str, float]] = {}
+    for name, g in first.items():
+        totals[name] = {"ranks_reporting": int(reporting[g]), **{key: float(v[g]) for key, v in volumes.items()}}
+    return totals
 
 
 class _Run:

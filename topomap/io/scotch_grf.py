@@ -33,7 +33,9 @@ import numpy as np
 from ..errors import FormatError
 from ..pattern import Pattern
 from ._format import write_adjacency
-from ._text import parse_block, read_bytes
+from .. import _core
+from . import _text
+from ._text import _INT_RE, iter_lines, parse_block, read_text
 from ._undirected import undirected_weights
 
 
@@ -49,7 +51,11 @@ def read_scotch_grf(path: "str | os.PathLike[str]") -> Pattern:
     [[0.0, 7.0, 0.0], [7.0, 0.0, 4.0], [0.0, 4.0, 0.0]]
     """
     path = os.fspath(path)
-    block = parse_block(path, read_bytes(path), 1, integer=True)
+    data = read_text(path)
+    fast = _read_rows(path, data)
+    if fast is not None:
+        return fast
+    block = parse_block(path, data, 1, integer=True)
     vals = block.values
     if vals.size < 5:
         raise FormatError(f"{path}:{block.line_of(max(vals.size - 1, 0))}: truncated header: a Scotch graph starts with '0', 'vertnbr edgenbr', "
@@ -70,7 +76,9 @@ def read_scotch_grf(path: "str | os.PathLike[str]") -> Pattern:
     labels, weighted, loads = flag >= 100, (flag // 10) % 10 == 1, flag % 10 == 1
     head = int(labels) + int(loads)
     step = 2 if weighted else 1
-    degree_at, degree = _walk(vals, 5, n, head, step, fail)
+    provenance = _provenance(path, weighted, loads)
+    lines = _vertex_lines(block, n, head, step)
+    degree_at, degree = _walk(vals, 5, n, head, step, fail) if lines is None else lines
     if int(degree.sum()) != arcs:
         raise fail(2, f"edgenbr {arcs} but the degrees sum to {int(degree.sum())}")
     if loads:
@@ -100,12 +108,59 @@ def read_scotch_grf(path: "str | os.PathLike[str]") -> Pattern:
     bad = np.flatnonzero(weight < 0)
     if bad.size:
         raise fail(int(arc[bad[0]]), f"edge load {weight[bad[0]]} is negative")
+    return Pattern.from_edges(np.repeat(ids, degree), end, weight.astype(np.float64), None, n=n, provenance=provenance)
+
+
+def _provenance(path: str, weighted: bool, loads: bool) -> dict:
     provenance = {"source": "scotch", "file": path,
                   "counted": "edge loads, one message direction per arc"
                              + ("" if weighted else " (unit loads: the file has none)")}
     if loads:
         provenance["ignored"] = "vertex loads"
-    return Pattern.from_edges(np.repeat(ids, degree), end, weight.astype(np.float64), None, n=n, provenance=provenance)
+    return provenance
+
+
+def _read_rows(path: str, data) -> Pattern | None:
+    """The pattern straight from C when the header ends a line and every vertex is on a line
+    of its own without a label (as Scotch and topomap write graphs): the rows come out as CSR
+    arrays.  None sends the file to the checks of :func:`read_scotch_grf`."""
+    header: list[bytes] = []
+    body_at = 0
+    for body_at, raw in iter_lines(data):
+        if len(raw) > 200:  # not a header line: a graph written as one stream of numbers
+            return None
+        header += raw.split()
+        if len(header) >= 5:
+            break
+    if len(header) != 5 or not all(_INT_RE.fullmatch(t) for t in header):
+        return None
+    version, n, arcs, base, flag = (int(t) for t in header)
+    if version != 0 or not 1 <= n < 2**31 or arcs < 0 or base not in (0, 1) or flag not in (0, 1, 10, 11):
+        return None
+    weighted, loads = flag >= 10, flag % 10 == 1
+    rows = _core.scan_rows(memoryview(data)[body_at:], n, int(loads), 1, 2 if weighted else 1, True, base,
+                           _text.CHUNKS)
+    if rows is None or int(rows[0][-1]) != arcs:
+        return None
+    row_ptr, dst, weight = rows
+    return Pattern._adopt(n, None, dst, weight, None, _provenance(path, weighted, loads), row_ptr=row_ptr)
+
+
+def _vertex_lines(block, n: int, head: int, step: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """What :func:`_walk` finds, without a Python loop, when every vertex is on a line of its
+    own (as Scotch and topomap write graphs): the lines holding numbers after the five header
+    numbers must be ``n`` lines of ``head + 1 + degree * step`` numbers.  None otherwise."""
+    counts = block.counts
+    starts = np.cumsum(counts) - counts
+    filled = np.flatnonzero(counts)
+    rows = filled[starts[filled] >= 5]
+    if rows.size != n or starts[rows[0]] != 5 or (counts[rows] <= head).any():
+        return None
+    degree_at = starts[rows] + head
+    degree = block.values[degree_at]
+    if (degree < 0).any() or (counts[rows] != head + 1 + degree * step).any():
+        return None
+    return degree_at, degree
 
 
 def _walk(vals: np.ndarray, start: int, n: int, head: int, step: int, fail) -> tuple[np.ndarray, np.ndarray]:

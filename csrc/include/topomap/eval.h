@@ -58,6 +58,19 @@ typedef struct topomap_eval topomap_eval;
 
 int topomap_eval_create(const topomap_machine *m, const topomap_pattern *p,
                         const int32_t *pe_of, const double *weights, topomap_eval **out);
+
+/* Flags of topomap_eval_create_flags. */
+enum {
+    /* Keep only the distance sums: qap, total_bytes, messages, edge_cut and
+       edge_cut_messages.  A move or swap then costs O(degree) distance
+       lookups (no routes, link loads, max tree or journal), for searches on
+       the QAP objective alone.  The other metrics read as NaN (max_dilation
+       and nz_links as -1); link_loads and level_bytes return NULL. */
+    TOPOMAP_EVAL_DISTANCE_ONLY = 1
+};
+/* topomap_eval_create with flags (0 = every metric, as topomap_eval_create). */
+int topomap_eval_create_flags(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of,
+                              const double *weights, unsigned flags, topomap_eval **out);
 void topomap_eval_destroy(topomap_eval *e);
 
 void topomap_eval_metrics(const topomap_eval *e, topomap_metrics *out);

@@ -23,6 +23,56 @@ int topomap_pattern_validate(const topomap_pattern *p);
 int topomap_pattern_transpose(const topomap_pattern *p, int64_t *t_indptr,
                               int32_t *t_indices, double *t_bytes);
 
+/* ---- Building a pattern from its entries (topomap.Pattern.from_edges, the file readers).
+   Entry k is a message src[k] -> dst[k] of bytes[k] (and msgs[k]); ids are int32_t, or
+   int64_t when `wide`.  With row_ptr, the entries of row i are [row_ptr[i], row_ptr[i+1])
+   and src is not read.  The canonical CSR drops self entries (src == dst) and entries of
+   zero bytes, sorts each row by receiver and sums duplicates in NumPy's order
+   (np.add.reduceat: the first value plus the pairwise sum of the rest), so that the
+   result is bit for bit the one of the NumPy construction. */
+typedef struct {
+    int64_t nnz;
+    const void *src;
+    const void *dst;
+    int wide;
+    const double *bytes;
+    const double *msgs;     /* optional */
+    const int64_t *row_ptr; /* optional, n + 1 */
+} topomap_edges;
+
+typedef struct {
+    int64_t first_bad;    /* first entry with an id outside [0, n), or bytes or msgs negative,
+                             NaN or infinite; -1 when none */
+    int64_t self_entries; /* entries with src == dst */
+    int rows_sorted;      /* senders non-decreasing (always with row_ptr) */
+    int canonical;        /* already canonical: rows in order, receivers strictly increasing,
+                             no self entry, every bytes > 0 */
+} topomap_edges_info;
+
+/* One pass over the entries: what topomap_pattern_build needs to know. */
+void topomap_edges_check(int32_t n, const topomap_edges *e, topomap_edges_info *info);
+
+/* Canonical CSR of valid entries (`info` from topomap_edges_check, first_bad == -1) into
+   caller-owned arrays:
+   indptr (n + 1), indices, bytes and msgs (room for e->nnz entries; msgs only when e->msgs);
+   *nnz_out entries are written.  Canonical input is copied as is, and an output array
+   may then be the input array itself.  O(nnz + n) plus O(d log d) per row of d entries
+   that is not sorted. */
+int topomap_pattern_build(int32_t n, const topomap_edges *e, const topomap_edges_info *info, int64_t *indptr,
+                          int32_t *indices, double *bytes, double *msgs, int64_t *nnz_out);
+
+/* 1 when (indptr, indices, bytes) is canonical CSR over n processes: indptr from 0,
+   non-decreasing; receivers in [0, n), not the sender, strictly increasing within a row;
+   bytes positive and finite. */
+int topomap_pattern_is_canonical(int32_t n, const int64_t *indptr, int64_t nnz, const int32_t *indices,
+                                 const double *bytes);
+
+/* Index of the first a[k] outside [lo, hi), or -1. */
+int64_t topomap_first_outside(const int64_t *a, int64_t len, int64_t lo, int64_t hi);
+
+/* Index of the first negative, NaN or infinite w[k], or -1. */
+int64_t topomap_first_bad_weight(const double *w, int64_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,4 +9,9 @@
 #include "eval.h"
 #include "map.h"
 #include "partition.h"
+#include "map_libtopomap.h"
+#include "map_aphid.h"
+#include "map_ptram.h"
+#include "map_hierarchy.h"
+#include "map_kumar.h"
 #endif

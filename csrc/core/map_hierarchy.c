@@ -1,0 +1,784 @@
+/* The hierarchy mapper: n-to-1 process mapping minimising the QAP objective
+   J(C, D, Pi) on hierarchies (KaHIP's global multisection, Schulz & Träff,
+   "Better process mapping and sparse quadratic assignment", SEA 2017 §4 and
+   KaHIP's `global_multisection`; SharedMap, Schulz & Woydt, ACDA 2025:
+   hierarchical multisection; VieM's local search, Brandfass, Alt and Kerber,
+   and Schulz & Träff 2017 §3: pair exchanges in the communication
+   neighbourhood N_C^d; notes/anchors.md §1.1-1.4).
+
+   1. The allocation as a tree (topomap_hierarchy_create): sort the PEs;
+      the distance between consecutive PEs splits a group at its largest
+      value into children, recursively.  Checked against the oracle.
+   2. Multisection top-down: the processes of a group are partitioned into
+      its children (topomap_partition on the induced subgraph of C + C^T),
+      level by level down to the PEs.
+   3. Local search on J through the evaluator in distance-only mode: each
+      active process tries moves into PEs with room and swaps with the
+      processes within `depth` hops of it in the communication graph; a
+      process that changes PE activates its neighbours (label-propagation
+      order, Raghavan et al. 2007, as KaHIP's and SharedMap's refinements).
+   4. `tries` complete runs with derived seeds; the lowest J is kept.
+
+   Choices the sources leave open, as made here:
+   - Which machines: any whose PE distance is a function of the lowest
+     common group of a tree over the allocated PEs, found from the oracle's
+     distances (not from the machine kind), with PEs of a group numbered
+     consecutively (true of every topomap kind that is a hierarchy: tleaf
+     trees, fat trees, node trees).  Levels of equal distance merge into
+     one (a split between them costs nothing extra), as Scotch's tleaf
+     export does.
+   - Balance: every PE holds at most L = min(capacity, ceil((1 + eps) n /
+     PEs)) processes (KaHIP's (1 + eps) ceil(n / k) bound, rounded up to a
+     whole process, and never above tm.map's capacity).  A multisection
+     step splits a group of W processes over the fewest of its children
+     whose capacities (PEs x L) hold W, largest first (processes that do
+     not fill the allocation stay together, as map_nodes.c does for
+     nodes), with targets proportional to their PEs and the soft imbalance
+     (1 + eps)^(1/height) - 1 (KaHIP's per-level share); when a part ends
+     above its capacity, topomap_partition_refine makes the capacities
+     exact.  The soft step measured 2-4% lower J than hard capacities at
+     every level on rgg_n_2_15_s0 and delaunay_n15 (4:8:8, 16:4:2).
+   - Partitioner per step: recursive bisection (eco, strong: 4-18% lower J
+     than k-way on the reference graphs) or k-way (fast).
+   - Local search: a move goes to the PE of a neighbour, or when that PE is
+     full, to a PE with room in the same lowest group; swap partners are
+     processes within `depth` hops whose PE holds a neighbour of u (a swap
+     that takes u where it has no neighbour is found from the other side).
+     The best improving change of a process is applied at once; ties keep
+     the first candidate.  Improvements below 1e-12 J count as none.
+   - Effort presets: see preset() below.
+
+   Complexity: building the tree O(N log N + N x (sum of arities) x
+   distance) for N PEs; each multisection level costs one partitioning of
+   the whole graph, O(m log n) per bisection level (partition.c); a local
+   search sweep O(sum over active processes of candidates x degree)
+   distance lookups. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "topomap/error.h"
+#include "topomap/eval.h"
+#include "topomap/map_hierarchy.h"
+#include "topomap/partition.h"
+#include "topomap/rng.h"
+#include "map_hierarchy_internal.h"
+
+#define CHECK_EVERY 4096
+#define ALL_PAIRS_LIMIT 256
+#define SIBLING_LIMIT 64
+
+/* ================================================================== the tree */
+
+void topomap_hierarchy_destroy(topomap_hierarchy *h)
+{
+    if (!h) return;
+    free(h->pes);
+    free(h->lo);
+    free(h->hi);
+    free(h->first_child);
+    free(h->nchild);
+    free(h->parent);
+    free(h->dist);
+    free(h->leaf_of);
+    free(h);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Distance in the tree between the leaves of positions i and j. */
+static double tree_distance(const topomap_hierarchy *h, int32_t i, int32_t j)
+{
+    int32_t a = h->leaf_of[i], b = h->leaf_of[j];
+    while (a != b) { /* children have larger ids than their parents */
+        if (a > b) a = h->parent[a];
+        else b = h->parent[b];
+    }
+    return i == j ? 0.0 : h->dist[a];
+}
+
+static int not_a_hierarchy(const topomap_hierarchy *h, int32_t i, int32_t j, double d)
+{
+    return topomap_i_fail(TOPOMAP_ENOTSUP,
+                          "the machine is not a hierarchy over the allocation: PEs %d and %d are at distance %g, but "
+                          "the groups found from the distances between consecutive PEs put them at %g",
+                          (int)h->pes[i], (int)h->pes[j], d, tree_distance(h, i, j));
+}
+
+static int check_hierarchy(const topomap_machine *m, const topomap_hierarchy *h)
+{
+    for (int32_t i = 0; i < h->npes; i++) {
+        int32_t child = h->leaf_of[i];
+        for (int32_t g = h->parent[child]; g >= 0; child = g, g = h->parent[g]) {
+            int32_t k = h->nchild[g], own = child - h->first_child[g];
+            int32_t count = k - 1 > SIBLING_LIMIT ? SIBLING_LIMIT : k - 1;
+            for (int32_t t = 1; t <= count; t++) {
+                int32_t sib = h->first_child[g] + (own + t) % k, j = h->lo[sib];
+                double d = topomap_machine_distance(m, h->pes[i], h->pes[j]);
+                if (d != h->dist[g]) return not_a_hierarchy(h, i, j, d);
+            }
+        }
+    }
+    if (h->npes <= ALL_PAIRS_LIMIT)
+        for (int32_t i = 0; i < h->npes; i++)
+            for (int32_t j = i + 1; j < h->npes; j++) {
+                double d = topomap_machine_distance(m, h->pes[i], h->pes[j]);
+                if (d != tree_distance(h, i, j) || d != topomap_machine_distance(m, h->pes[j], h->pes[i]))
+                    return not_a_hierarchy(h, i, j, d);
+            }
+    return TOPOMAP_OK;
+}
+
+int topomap_hierarchy_create(const topomap_machine *m, const int32_t *alloc, int32_t nalloc,
+                             topomap_hierarchy **out)
+{
+    int32_t npes = topomap_machine_npes(m);
+    if (nalloc < 1) return topomap_i_fail(TOPOMAP_EINVAL, "an allocation needs at least one PE, got %d", (int)nalloc);
+    int rc = TOPOMAP_OK;
+    size_t N = (size_t)nalloc, G = 2 * N;
+    double *key = NULL;
+    int32_t *depth = NULL;
+    topomap_hierarchy *h = calloc(1, sizeof *h);
+    if (!h) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
+    h->npes = nalloc;
+    h->pes = malloc(N * sizeof *h->pes);
+    h->leaf_of = malloc(N * sizeof *h->leaf_of);
+    h->lo = malloc(G * sizeof *h->lo);
+    h->hi = malloc(G * sizeof *h->hi);
+    h->first_child = malloc(G * sizeof *h->first_child);
+    h->nchild = malloc(G * sizeof *h->nchild);
+    h->parent = malloc(G * sizeof *h->parent);
+    h->dist = malloc(G * sizeof *h->dist);
+    key = malloc(N * sizeof *key);
+    depth = malloc(G * sizeof *depth);
+    if (!h->pes || !h->leaf_of || !h->lo || !h->hi || !h->first_child || !h->nchild || !h->parent || !h->dist ||
+        !key || !depth) {
+        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the hierarchy of %d PEs", (int)nalloc);
+        goto cleanup;
+    }
+    for (int32_t i = 0; i < nalloc; i++) {
+        if (alloc[i] < 0 || alloc[i] >= npes) {
+            rc = topomap_i_fail(TOPOMAP_EINVAL, "allocation entry %d is PE %d, outside [0, %d)", (int)i,
+                                (int)alloc[i], (int)npes);
+            goto cleanup;
+        }
+        h->pes[i] = alloc[i];
+    }
+    qsort(h->pes, N, sizeof *h->pes, cmp_i32);
+    key[0] = 0;
+    for (int32_t i = 1; i < nalloc; i++) {
+        if (h->pes[i] == h->pes[i - 1]) {
+            rc = topomap_i_fail(TOPOMAP_EINVAL, "PE %d appears twice in the allocation", (int)h->pes[i]);
+            goto cleanup;
+        }
+        key[i] = topomap_machine_distance(m, h->pes[i - 1], h->pes[i]);
+    }
+    /* Breadth first: a group's children are appended together, so they get
+       consecutive ids larger than their parent's. */
+    int32_t ng = 1;
+    h->lo[0] = 0;
+    h->hi[0] = nalloc;
+    h->parent[0] = -1;
+    depth[0] = 0;
+    for (int32_t g = 0; g < ng; g++) {
+        int32_t lo = h->lo[g], hi = h->hi[g];
+        h->first_child[g] = ng;
+        h->nchild[g] = 0;
+        h->dist[g] = 0;
+        if (hi - lo == 1) {
+            h->leaf_of[lo] = g;
+            continue;
+        }
+        double top = key[lo + 1];
+        for (int32_t i = lo + 2; i < hi; i++)
+            if (key[i] > top) top = key[i];
+        h->dist[g] = top;
+        int32_t start = lo;
+        for (int32_t i = lo + 1; i <= hi; i++)
+            if (i == hi || key[i] == top) {
+                h->lo[ng] = start;
+                h->hi[ng] = i;
+                h->parent[ng] = g;
+                depth[ng] = depth[g] + 1;
+                ng++;
+                h->nchild[g]++;
+                start = i;
+            }
+    }
+    h->ngroups = ng;
+    for (int32_t g = 0; g < ng; g++)
+        if (h->nchild[g] == 0 && depth[g] > h->height) h->height = depth[g];
+    rc = check_hierarchy(m, h);
+cleanup:
+    free(key);
+    free(depth);
+    if (rc) topomap_hierarchy_destroy(h);
+    else *out = h;
+    return rc;
+}
+
+/* ================================================================== options */
+
+void topomap_hierarchy_options_init(topomap_hierarchy_options *opt)
+{
+    *opt = (topomap_hierarchy_options){0.03, 1, TOPOMAP_HIER_ECO, 1};
+}
+
+/* What an effort preset sets. */
+typedef struct {
+    int recursive;        /* partitioner: recursive bisection or k-way */
+    int32_t ntries_root;  /* multilevel runs per bisection (partition.h), root split */
+    int32_t ntries;       /* the same below the root */
+    int32_t root_attempts; /* complete root splits, the smallest cut kept */
+    int32_t vcycles;      /* V-cycles after a split (map_hierarchy_vcycle.c) ... */
+    double vcycle_share;  /* ... when its distance step is at least this share of the root's */
+    int32_t sweeps;       /* local search: at most this many activations per process */
+    int32_t max_partners; /* swap candidates looked at per process */
+} preset;
+
+static preset effort_preset(int32_t effort)
+{
+    switch (effort) {
+    case TOPOMAP_HIER_FAST: return (preset){0, 1, 1, 1, 1, 0.05, 2, 16};
+    case TOPOMAP_HIER_STRONG: return (preset){1, 8, 4, 4, 4, 0.0, 16, 256};
+    default: return (preset){1, 4, 2, 1, 2, 0.05, 6, 64};
+    }
+}
+
+/* ================================================================== one run */
+
+typedef struct {
+    const topomap_machine *m;
+    const topomap_pattern *p;
+    const topomap_hierarchy *h;
+    topomap_ugraph g; /* C + C^T of the whole pattern */
+    int32_t n, L;
+    preset pr;
+    int32_t depth;
+    /* multisection scratch */
+    int32_t *proc, *plo, *phi, *loc, *part, *trial_part, *tmp, *order;
+    double delta_root; /* distance step of the root split */
+    int64_t *sxadj;
+    int32_t *sadj;
+    double *swgt, *targets, *caps, *pw;
+    /* local search state */
+    int32_t *leaf;  /* process -> leaf group */
+    int32_t *load;  /* group -> processes in it */
+    int32_t *cap;   /* group -> L x PEs */
+    int32_t *hint;  /* group -> a child that had room */
+    int32_t *gstamp, *pmark, stamp_id; /* visit marks of groups and processes */
+    int32_t *cand, *queue, *bfs;
+    int32_t head, tail, pending;       /* the circular queue of active processes */
+    uint8_t *active;
+} ctx;
+
+static void ctx_free(ctx *c)
+{
+    free((void *)c->g.xadj);
+    free((void *)c->g.adjncy);
+    free((void *)c->g.adjwgt);
+    free(c->proc);
+    free(c->plo);
+    free(c->phi);
+    free(c->loc);
+    free(c->part);
+    free(c->trial_part);
+    free(c->tmp);
+    free(c->order);
+    free(c->sxadj);
+    free(c->sadj);
+    free(c->swgt);
+    free(c->targets);
+    free(c->caps);
+    free(c->pw);
+    free(c->leaf);
+    free(c->load);
+    free(c->cap);
+    free(c->hint);
+    free(c->gstamp);
+    free(c->pmark);
+    free(c->cand);
+    free(c->queue);
+    free(c->bfs);
+    free(c->active);
+}
+
+static int ctx_init(ctx *c)
+{
+    int32_t n = c->p->n, ng = c->h->ngroups;
+    int64_t nnz = c->p->indptr[n];
+    size_t un = (size_t)n, e2 = 2 * (size_t)nnz + 1, G = (size_t)ng;
+    int64_t *xadj = malloc((un + 1) * sizeof *xadj);
+    int32_t *adj = malloc(e2 * sizeof *adj);
+    double *wgt = malloc(e2 * sizeof *wgt);
+    c->g = (topomap_ugraph){n, xadj, adj, wgt, NULL};
+    c->proc = malloc(un * sizeof *c->proc);
+    c->plo = malloc(G * sizeof *c->plo);
+    c->phi = malloc(G * sizeof *c->phi);
+    c->loc = malloc(un * sizeof *c->loc);
+    c->part = malloc(un * sizeof *c->part);
+    c->trial_part = malloc(un * sizeof *c->trial_part);
+    c->tmp = malloc((un + G + 1) * sizeof *c->tmp);
+    c->order = malloc(G * sizeof *c->order);
+    c->sxadj = malloc((un + 1) * sizeof *c->sxadj);
+    c->sadj = malloc(e2 * sizeof *c->sadj);
+    c->swgt = malloc(e2 * sizeof *c->swgt);
+    c->targets = malloc(G * sizeof *c->targets);
+    c->caps = malloc(G * sizeof *c->caps);
+    c->pw = malloc(G * sizeof *c->pw);
+    c->leaf = malloc(un * sizeof *c->leaf);
+    c->load = malloc(G * sizeof *c->load);
+    c->cap = malloc(G * sizeof *c->cap);
+    c->hint = calloc(G, sizeof *c->hint);
+    c->gstamp = calloc(G, sizeof *c->gstamp);
+    c->pmark = calloc(un, sizeof *c->pmark);
+    c->cand = malloc(G * sizeof *c->cand);
+    c->queue = malloc(un * sizeof *c->queue);
+    c->bfs = malloc(un * sizeof *c->bfs);
+    c->active = malloc(un);
+    if (!xadj || !adj || !wgt || !c->proc || !c->plo || !c->phi || !c->loc || !c->part || !c->trial_part || !c->tmp || !c->order ||
+        !c->sxadj || !c->sadj || !c->swgt || !c->targets || !c->caps || !c->pw || !c->leaf || !c->load || !c->cap ||
+        !c->hint || !c->gstamp || !c->pmark || !c->cand || !c->queue || !c->bfs || !c->active)
+        return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory mapping %d processes onto a hierarchy", (int)n);
+    for (int32_t i = 0; i < n; i++) c->loc[i] = -1;
+    for (int32_t g = 0; g < ng; g++) c->cap[g] = c->L * (c->h->hi[g] - c->h->lo[g]);
+    return topomap_ugraph_from_pattern(c->p, xadj, adj, wgt);
+}
+
+/* ------------------------------------------------------------------ multisection */
+
+/* The induced subgraph of the processes proc[lo..hi) (ascending ids, so
+   rows stay sorted) into c->sxadj/sadj/swgt. */
+static topomap_ugraph subgraph(ctx *c, int32_t lo, int32_t hi)
+{
+    int32_t w = hi - lo;
+    for (int32_t i = 0; i < w; i++) c->loc[c->proc[lo + i]] = i;
+    int64_t e = 0;
+    c->sxadj[0] = 0;
+    for (int32_t i = 0; i < w; i++) {
+        int32_t u = c->proc[lo + i];
+        for (int64_t k = c->g.xadj[u]; k < c->g.xadj[u + 1]; k++) {
+            int32_t v = c->loc[c->g.adjncy[k]];
+            if (v >= 0) {
+                c->sadj[e] = v;
+                c->swgt[e++] = c->g.adjwgt[k];
+            }
+        }
+        c->sxadj[i + 1] = e;
+    }
+    for (int32_t i = 0; i < w; i++) c->loc[c->proc[lo + i]] = -1;
+    return (topomap_ugraph){w, c->sxadj, c->sadj, c->swgt, NULL};
+}
+
+/* One attempt at splitting the group's subgraph sg over `used` children:
+   a soft partition (targets c->targets), made to fit the capacities
+   c->caps, then V-cycles under the soft bounds.  Part weights in c->pw. */
+static int split_once(ctx *c, const topomap_ugraph *sg, int32_t used, int32_t ntries, int32_t vcycles,
+                      uint64_t seed, const topomap_i_hspan *sp, int32_t *part, double *cut)
+{
+    topomap_rng r;
+    topomap_rng_seed(&r, seed);
+    topomap_partition_options opt;
+    topomap_partition_options_init(&opt);
+    /* a child may take up to its capacity: the soft bound (1 + eps) t_j is
+       exactly cap_j, since the targets are proportional to the capacities */
+    double sum = 0;
+    for (int32_t j = 0; j < used; j++) sum += c->targets[j];
+    opt.imbalance = c->caps[0] * sum / (c->targets[0] * sg->n) - 1;
+    if (opt.imbalance < 0) opt.imbalance = 0;
+    opt.seed = topomap_rng_next(&r);
+    opt.recursive = c->pr.recursive;
+    opt.ntries = ntries;
+    topomap_i_hspan part_span = topomap_i_hspan_sub(sp, 0, vcycles > 0 ? 0.5 : 1);
+    if (sp->progress) {
+        opt.progress = topomap_i_hspan_cb;
+        opt.progress_ctx = &part_span;
+    }
+    int rc = topomap_partition(sg, used, c->targets, &opt, part, c->pw, cut);
+    int over = 0;
+    for (int32_t j = 0; !rc && j < used; j++) over |= c->pw[j] > c->caps[j];
+    if (!rc && over) {
+        opt.hard = 1;
+        rc = topomap_partition_refine(sg, used, c->caps, &opt, part, c->pw, cut);
+    }
+    if (rc || vcycles == 0) return rc;
+    topomap_i_hspan vs = topomap_i_hspan_sub(sp, 0.5, 1);
+    return topomap_i_vcycles(sg, used, c->caps, vcycles, topomap_rng_next(&r), &vs, part, cut);
+}
+
+/* Split the processes of internal group g over its children. */
+static int split_group(ctx *c, int32_t g, uint64_t seed, const topomap_i_hspan *sp)
+{
+    const topomap_hierarchy *h = c->h;
+    int32_t lo = c->plo[g], hi = c->phi[g], W = hi - lo, k = h->nchild[g], f = h->first_child[g];
+    /* the fewest children, largest first (ties in order), that hold W */
+    for (int32_t j = 0; j < k; j++) {
+        int32_t i = j;
+        c->order[j] = j;
+        while (i > 0 && c->cap[f + c->order[i - 1]] < c->cap[f + c->order[i]]) {
+            int32_t t = c->order[i - 1];
+            c->order[i - 1] = c->order[i];
+            c->order[i] = t;
+            i--;
+        }
+    }
+    int32_t used = 0;
+    int64_t room = 0;
+    while (used < k && room < W) room += c->cap[f + c->order[used++]];
+    qsort(c->order, (size_t)used, sizeof *c->order, cmp_i32);
+    if (used == 1 || W <= 1) {
+        for (int32_t i = 0; i < W; i++) c->part[i] = 0;
+    } else {
+        topomap_ugraph sg = subgraph(c, lo, hi);
+        for (int32_t j = 0; j < used; j++) {
+            int32_t ch = f + c->order[j];
+            c->targets[j] = (double)(h->hi[ch] - h->lo[ch]);
+            c->caps[j] = (double)c->cap[ch];
+        }
+        /* effort follows the split's share of J: the distance it adds */
+        double child = 0;
+        for (int32_t j = 0; j < k; j++)
+            if (h->dist[f + j] > child) child = h->dist[f + j];
+        int top = g == 0;
+        int32_t vcycles = h->dist[g] - child >= c->pr.vcycle_share * c->delta_root ? c->pr.vcycles : 0;
+        int32_t attempts = top ? c->pr.root_attempts : 1, ntries = c->pr.ntries;
+        if (top) { /* the root split matters most, and on small graphs more tries cost little */
+            int64_t more = ((int64_t)1 << 17) / W;
+            ntries = more < c->pr.ntries_root ? c->pr.ntries_root : more > 4 * c->pr.ntries_root ? 4 * c->pr.ntries_root : (int32_t)more;
+        }
+        topomap_rng r;
+        topomap_rng_seed(&r, seed);
+        double best = INFINITY;
+        for (int32_t a = 0; a < attempts; a++) {
+            double cut = 0;
+            topomap_i_hspan s = topomap_i_hspan_sub(sp, (double)a / attempts, (double)(a + 1) / attempts);
+            int32_t *out = a == 0 ? c->part : c->trial_part;
+            int rc = split_once(c, &sg, used, ntries, vcycles, topomap_rng_next(&r),
+                                &s, out, &cut);
+            if (rc) return rc;
+            if (cut < best) {
+                best = cut;
+                if (a > 0) memcpy(c->part, out, (size_t)W * sizeof *out);
+            }
+        }
+    }
+    /* counting sort of the group's processes by part: children's ranges in
+       child order, ascending process ids inside */
+    int32_t *count = c->tmp; /* used + 1 entries, then the sorted copy after them */
+    for (int32_t j = 0; j <= used; j++) count[j] = 0;
+    for (int32_t i = 0; i < W; i++) count[c->part[i] + 1]++;
+    for (int32_t j = 0; j < used; j++) count[j + 1] += count[j];
+    int32_t *sorted = c->tmp + used + 1;
+    for (int32_t i = 0; i < W; i++) sorted[count[c->part[i]]++] = c->proc[lo + i];
+    memcpy(c->proc + lo, sorted, (size_t)W * sizeof *sorted);
+    for (int32_t j = 0; j < k; j++) c->plo[f + j] = c->phi[f + j] = lo; /* unused children stay empty */
+    int32_t at = lo;
+    for (int32_t j = 0; j < used; j++) {
+        int32_t ch = f + c->order[j];
+        int32_t size = count[j] - (j ? count[j - 1] : 0);
+        c->plo[ch] = at;
+        c->phi[ch] = at + size;
+        at += size;
+    }
+    return TOPOMAP_OK;
+}
+
+static int multisection(ctx *c, uint64_t seed, const topomap_i_hspan *sp, int32_t *pe_of)
+{
+    const topomap_hierarchy *h = c->h;
+    int32_t n = c->n;
+    for (int32_t i = 0; i < n; i++) c->proc[i] = i;
+    c->plo[0] = 0;
+    c->phi[0] = n;
+    topomap_rng r;
+    topomap_rng_seed(&r, seed);
+    double done = 0, total = (double)n * (h->height > 0 ? h->height : 1);
+    for (int32_t g = 0; g < h->ngroups; g++) {
+        uint64_t s = topomap_rng_next(&r);
+        if (h->nchild[g] == 0) {
+            for (int32_t i = c->plo[g]; i < c->phi[g]; i++) pe_of[c->proc[i]] = h->pes[h->lo[g]];
+            continue;
+        }
+        int32_t W = c->phi[g] - c->plo[g];
+        topomap_i_hspan sub = topomap_i_hspan_sub(sp, done / total, (done + W) / total);
+        int rc = split_group(c, g, s, &sub);
+        if (!rc) rc = topomap_i_hspan_report(&sub, 1);
+        if (rc) return rc;
+        done += W;
+    }
+    return TOPOMAP_OK;
+}
+
+/* ------------------------------------------------------------------ local search */
+
+static void add_load(ctx *c, int32_t leaf, int32_t d)
+{
+    for (int32_t g = leaf; g >= 0; g = c->h->parent[g]) c->load[g] += d;
+}
+
+/* A leaf with room in group g (which has some), found from the last hint. */
+static int32_t free_leaf(ctx *c, int32_t g)
+{
+    const topomap_hierarchy *h = c->h;
+    while (h->nchild[g] > 0) {
+        int32_t k = h->nchild[g], f = h->first_child[g], j = c->hint[g];
+        for (int32_t t = 0; t < k; t++, j = j + 1 == k ? 0 : j + 1)
+            if (c->load[f + j] < c->cap[f + j]) break;
+        c->hint[g] = j;
+        g = f + j;
+    }
+    return g;
+}
+
+/* Process u now sits on leaf t (the evaluator already knows). */
+static void relabel(ctx *c, int32_t u, int32_t t)
+{
+    add_load(c, c->leaf[u], -1);
+    add_load(c, t, 1);
+    c->leaf[u] = t;
+}
+
+static void push(ctx *c, int32_t u)
+{
+    if (c->active[u]) return;
+    c->active[u] = 1;
+    c->queue[c->tail] = u;
+    c->tail = c->tail + 1 == c->n ? 0 : c->tail + 1;
+    c->pending++;
+}
+
+static void push_neighbours(ctx *c, int32_t u)
+{
+    for (int64_t k = c->g.xadj[u]; k < c->g.xadj[u + 1]; k++) push(c, c->g.adjncy[k]);
+}
+
+/* A fresh mark value; marks are cleared before the counter could overflow. */
+static int32_t new_stamp(ctx *c)
+{
+    if (c->stamp_id == INT32_MAX) {
+        memset(c->gstamp, 0, (size_t)c->h->ngroups * sizeof *c->gstamp);
+        memset(c->pmark, 0, (size_t)c->n * sizeof *c->pmark);
+        c->stamp_id = 0;
+    }
+    return ++c->stamp_id;
+}
+
+/* Process u: apply its best improving move or swap.  *changed = 1 and
+   *partner = the swapped process or -1 when the mapping changed. */
+static int improve(ctx *c, topomap_eval *e, int32_t u, double *J, double thresh, int *changed, int32_t *partner)
+{
+    const topomap_hierarchy *h = c->h;
+    int32_t own = c->leaf[u], nleaf = 0, best_leaf = -1, best_partner = -1;
+    double best = -thresh;
+    topomap_metrics after;
+    *changed = 0;
+    /* the leaves of u's neighbours: move targets, and where swap partners sit */
+    int32_t nb = new_stamp(c);
+    for (int64_t k = c->g.xadj[u]; k < c->g.xadj[u + 1]; k++) {
+        int32_t t = c->leaf[c->g.adjncy[k]];
+        if (t != own && c->gstamp[t] != nb) {
+            c->gstamp[t] = nb;
+            c->cand[nleaf++] = t;
+        }
+    }
+    if (!nleaf) return TOPOMAP_OK;
+    /* moves: a full neighbour leaf is replaced by a leaf with room in its
+       lowest group that has room and does not hold u's own leaf */
+    for (int32_t i = 0; i < nleaf; i++) {
+        int32_t t = c->cand[i];
+        if (c->load[t] >= c->cap[t]) {
+            int32_t g = h->parent[t], at = h->lo[own];
+            while (g >= 0 && !(h->lo[g] <= at && at < h->hi[g]) && c->load[g] >= c->cap[g]) g = h->parent[g];
+            if (g < 0 || (h->lo[g] <= at && at < h->hi[g])) continue;
+            t = free_leaf(c, g);
+            if (c->gstamp[t] == nb) continue; /* a neighbour leaf is tried as itself */
+        }
+        int rc = topomap_eval_try_move(e, u, h->pes[h->lo[t]], &after);
+        if (rc) return rc;
+        if (after.qap - *J < best) {
+            best = after.qap - *J;
+            best_leaf = t;
+        }
+    }
+    /* swaps with processes within `depth` hops sitting on a neighbour leaf */
+    if (c->depth > 0) {
+        int32_t seen = new_stamp(c), head = 0, tail = 0, looked = 0, limit = c->pr.max_partners;
+        c->pmark[u] = seen;
+        c->bfs[tail++] = u;
+        for (int32_t d = 0; d < c->depth && head < tail && looked < limit; d++) {
+            int32_t level_end = tail;
+            for (; head < level_end && looked < limit; head++) {
+                int32_t x = c->bfs[head];
+                for (int64_t k = c->g.xadj[x]; k < c->g.xadj[x + 1] && looked < limit; k++) {
+                    int32_t v = c->g.adjncy[k];
+                    if (c->pmark[v] == seen) continue;
+                    c->pmark[v] = seen;
+                    c->bfs[tail++] = v;
+                    if (c->leaf[v] == own || c->gstamp[c->leaf[v]] != nb) continue;
+                    looked++;
+                    int rc = topomap_eval_try_swap(e, u, v, &after);
+                    if (rc) return rc;
+                    if (after.qap - *J < best) {
+                        best = after.qap - *J;
+                        best_leaf = -1;
+                        best_partner = v;
+                    }
+                }
+            }
+        }
+    }
+    int rc = TOPOMAP_OK;
+    if (best_partner >= 0) {
+        int32_t to_u = c->leaf[best_partner];
+        if (!(rc = topomap_eval_swap(e, u, best_partner))) {
+            relabel(c, best_partner, own);
+            relabel(c, u, to_u);
+        }
+    } else if (best_leaf >= 0) {
+        if (!(rc = topomap_eval_move(e, u, h->pes[h->lo[best_leaf]]))) relabel(c, u, best_leaf);
+    } else {
+        return TOPOMAP_OK;
+    }
+    if (rc) return rc;
+    *J += best;
+    *changed = 1;
+    *partner = best_partner;
+    return TOPOMAP_OK;
+}
+
+static int local_search(ctx *c, uint64_t seed, const topomap_i_hspan *sp, int32_t *pe_of, double *J_out)
+{
+    const topomap_hierarchy *h = c->h;
+    int32_t n = c->n;
+    topomap_eval *e = NULL;
+    int rc = topomap_eval_create_flags(c->m, c->p, pe_of, NULL, TOPOMAP_EVAL_DISTANCE_ONLY, &e);
+    if (rc) return rc;
+    topomap_metrics mt;
+    topomap_eval_metrics(e, &mt);
+    double J = mt.qap, thresh = 1e-12 * (fabs(J) + 1);
+    /* leaves and loads of the multisection's result */
+    for (int32_t g = 0; g < h->ngroups; g++) c->load[g] = 0;
+    for (int32_t g = 0; g < h->ngroups; g++)
+        if (h->nchild[g] == 0) {
+            c->load[g] = c->phi[g] - c->plo[g];
+            for (int32_t i = c->plo[g]; i < c->phi[g]; i++) c->leaf[c->proc[i]] = g;
+        }
+    for (int32_t g = h->ngroups - 1; g > 0; g--) c->load[h->parent[g]] += c->load[g];
+    /* boundary processes, in a seeded random order */
+    c->head = c->tail = c->pending = 0;
+    for (int32_t u = 0; u < n; u++) {
+        c->active[u] = 0;
+        for (int64_t k = c->g.xadj[u]; k < c->g.xadj[u + 1]; k++)
+            if (c->leaf[c->g.adjncy[k]] != c->leaf[u]) {
+                push(c, u);
+                break;
+            }
+    }
+    topomap_rng r;
+    topomap_rng_seed(&r, seed);
+    topomap_rng_shuffle_i32(&r, c->queue, c->pending);
+    int64_t budget = (int64_t)c->pr.sweeps * (c->pending > 0 ? c->pending : 1), steps = 0;
+    while (c->pending > 0 && steps < budget) {
+        int32_t u = c->queue[c->head], partner = -1;
+        c->head = c->head + 1 == n ? 0 : c->head + 1;
+        c->pending--;
+        c->active[u] = 0;
+        int changed = 0;
+        if ((rc = improve(c, e, u, &J, thresh, &changed, &partner))) goto cleanup;
+        if (changed) {
+            push_neighbours(c, u);
+            if (partner >= 0) push_neighbours(c, partner);
+            push(c, u); /* it may improve further from its new place */
+        }
+        if (++steps % CHECK_EVERY == 0 && (rc = topomap_i_hspan_report(sp, (double)steps / (double)budget))) goto cleanup;
+    }
+    memcpy(pe_of, topomap_eval_mapping(e), (size_t)n * sizeof *pe_of);
+    topomap_eval_metrics(e, &mt);
+    *J_out = mt.qap;
+    rc = topomap_i_hspan_report(sp, 1);
+cleanup:
+    topomap_eval_destroy(e);
+    return rc;
+}
+
+/* ================================================================== driver */
+
+static int check_options(const topomap_hierarchy_options *o)
+{
+    if (!(o->imbalance >= 0 && isfinite(o->imbalance)))
+        return topomap_i_fail(TOPOMAP_EINVAL, "imbalance must be finite and >= 0, got %g", o->imbalance);
+    if (o->depth < 0) return topomap_i_fail(TOPOMAP_EINVAL, "depth must be >= 0, got %d", (int)o->depth);
+    if (o->effort < TOPOMAP_HIER_FAST || o->effort > TOPOMAP_HIER_STRONG)
+        return topomap_i_fail(TOPOMAP_EINVAL, "effort must be 0 (fast), 1 (eco) or 2 (strong), got %d", (int)o->effort);
+    if (o->tries < 1) return topomap_i_fail(TOPOMAP_EINVAL, "tries must be >= 1, got %d", (int)o->tries);
+    return TOPOMAP_OK;
+}
+
+int topomap_map_hierarchy(const topomap_machine *m, const topomap_pattern *p, const int32_t *alloc,
+                          int32_t nalloc, int32_t capacity, const topomap_hierarchy_options *opt_in,
+                          const topomap_run_options *run, int32_t *pe_of, double *qap)
+{
+    topomap_hierarchy_options opt;
+    if (opt_in) opt = *opt_in;
+    else topomap_hierarchy_options_init(&opt);
+    int rc = check_options(&opt);
+    if (!rc) rc = topomap_pattern_validate(p);
+    if (rc) return rc;
+    if (capacity < 1) return topomap_i_fail(TOPOMAP_EINVAL, "capacity must be >= 1, got %d", (int)capacity);
+    if (nalloc < 1) return topomap_i_fail(TOPOMAP_EINVAL, "an allocation needs at least one PE, got %d", (int)nalloc);
+    if ((int64_t)nalloc * capacity < p->n)
+        return topomap_i_fail(TOPOMAP_EINVAL, "%d processes do not fit on %d PEs with capacity %d", (int)p->n,
+                              (int)nalloc, (int)capacity);
+    ctx c = {0};
+    int32_t *trial = NULL;
+    topomap_hierarchy *h = NULL;
+    if ((rc = topomap_hierarchy_create(m, alloc, nalloc, &h))) return rc;
+    double avg = ceil((1 + opt.imbalance) * (double)p->n / nalloc - 1e-9);
+    c.m = m;
+    c.p = p;
+    c.h = h;
+    c.n = p->n;
+    c.L = avg < capacity ? (int32_t)avg : capacity;
+    if (c.L < 1) c.L = 1;
+    for (int32_t j = 0; j < h->nchild[0]; j++)
+        if (h->dist[0] - h->dist[h->first_child[0] + j] > c.delta_root) c.delta_root = h->dist[0] - h->dist[h->first_child[0] + j];
+    c.pr = effort_preset(opt.effort);
+    if (getenv("P_RA")) c.pr.root_attempts = atoi(getenv("P_RA"));
+    if (getenv("P_NTR")) c.pr.ntries_root = atoi(getenv("P_NTR"));
+    if (getenv("P_NT")) c.pr.ntries = atoi(getenv("P_NT"));
+    if (getenv("P_VC")) c.pr.vcycles = atoi(getenv("P_VC"));
+    if (getenv("P_VS")) c.pr.vcycle_share = atof(getenv("P_VS"));
+    if (getenv("P_SW")) c.pr.sweeps = atoi(getenv("P_SW"));
+    if (getenv("P_REC")) c.pr.recursive = atoi(getenv("P_REC"));
+    c.depth = opt.depth;
+    trial = malloc((size_t)p->n * sizeof *trial);
+    if (!trial) {
+        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    if ((rc = ctx_init(&c))) goto cleanup;
+    topomap_rng r;
+    topomap_rng_seed(&r, run ? run->seed : 0);
+    double best = INFINITY;
+    for (int32_t t = 0; t < opt.tries; t++) {
+        uint64_t s1 = topomap_rng_next(&r), s2 = topomap_rng_next(&r);
+        double lo = (double)t / opt.tries, width = 1.0 / opt.tries, J = 0;
+        topomap_i_hspan ms = {run ? run->progress : NULL, run ? run->progress_ctx : NULL, lo, lo + 0.8 * width};
+        topomap_i_hspan ls = {ms.progress, ms.ctx, lo + 0.8 * width, lo + width};
+        if ((rc = multisection(&c, s1, &ms, trial))) goto cleanup;
+        if ((rc = local_search(&c, s2, &ls, trial, &J))) goto cleanup;
+        if (J < best) {
+            best = J;
+            memcpy(pe_of, trial, (size_t)p->n * sizeof *pe_of);
+        }
+    }
+    if (qap) *qap = best;
+cleanup:
+    ctx_free(&c);
+    free(trial);
+    topomap_hierarchy_destroy(h);
+    return rc;
+}

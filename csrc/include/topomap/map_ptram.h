@@ -1,0 +1,113 @@
+/* PTRAM: Parallel Topology- and Routing-Aware Mapping (Mirsadeghi 2017,
+   Ch. 3 §3.3; Mirsadeghi & Afsahi, IPDPSW/HIPS 2016), serial.
+
+   Three steps, each in a fixed order so that the distributed version (one
+   leader per node over MPI) can reproduce the mapping bit for bit:
+
+   1. Units.  partition = 1: the processes are grouped with
+      topomap_group_by_node (seeded) and the units ("super-processes") are
+      the groups, with the nodal pattern topomap_pattern_quotient between
+      them; a node hosts at most one unit.  partition = 0: every process is
+      a unit of its own and a node hosts as many units as it has slots.
+
+   2. Greedy (Alg. 3.1).  One incremental evaluator on the units' pattern,
+      every unit unplaced.  Step s = 0, 1, ...:
+        alpha = 1 / (s + 1);
+        p = the unplaced unit of largest delta = A + alpha * B, where A (B) is
+            its traffic in both directions with placed (unplaced) units; a
+            tie (see below) goes to the lowest unit index;
+        the free nodes: partition = 1, empty nodes whose slots hold p and
+            that leave the other unplaced units placeable (a node-size check
+            that only matters when nodes have different slot counts);
+            partition = 0, nodes with a slot left;
+        if p has no placed neighbour every free node scores the same and p
+            goes to the first free node; otherwise every free node n is
+            scored by the hybrid metric of the partial mapping with p on n
+            (topomap_eval_try_move to the node's first PE) and p goes to the
+            lowest score, a tie to the lowest allocation node index.
+   3. Refinement (Alg. 3.2), at most `rounds` rounds.  A round:
+        MC = current max congestion; l* = the link of largest congestion
+            (lowest link id among equals); stop if MC = 0;
+        for each allocation node n in order (the "leader"), for each unit u
+            on n in index order whose traffic (sent or received) crosses l*:
+            for each of the k nodes m nearest to n (topomap_machine_distance
+            between the nodes' first PEs, ties to the lower node index),
+            try swapping u with each unit r on m in index order (when both
+            fit their new node), then moving u onto m (when m has room: an
+            empty node if partition = 1, a free slot if 0); the leader keeps
+            its first try of lowest MC, and only one strictly below MC;
+        with plateau = 1 a try that leaves MC unchanged (tied) and lowers
+            the congestion of l* also counts, below any try of lower MC and
+            ranked by the congestion of l* after it;
+        the round's swap is the lowest leader MC (then, with plateau, the
+            lowest l* congestion), a tie to the lower leader; it is applied;
+        the refinement stops after a round that found nothing.
+      Every try of a round sees the state at the start of the round, exactly
+      as the thesis's leaders search in parallel between two gathers.
+   Finally units go to their node's PEs in process order
+   (topomap_place_groups; thesis §3.3.1).
+
+   Ties: a and b are tied when |a - b| <= 1e-10 * max(|a|, |b|), so floating
+   round-off in the running sums never decides between equivalent choices.
+   Every value compared comes from one evaluator whose state is the same
+   sequence of moves on every leader (with plateau, the l* congestion after
+   a try adds the moved units' l* traffic, summed from their routes in CSR
+   order, to the evaluator's load).
+
+   Complexity: with U units, N allocation nodes, d the units' largest
+   degree, l the longest route, L links and c units per node (1 with
+   grouping): step 1 is the partitioner's; step 2 is O(U^2) for the delta
+   scans plus at most U N tries of O(d l log L) each (the thesis's
+   O(n^2 d + n d l), serial); a refinement round is O(L + U d l) to find the
+   hot link and its flows plus at most c k (c + 1) tries per searching
+   leader, and O(N log N) once per searching leader for its nearest nodes.
+   Memory: O(U d + N k + L). */
+#ifndef TOPOMAP_MAP_PTRAM_H
+#define TOPOMAP_MAP_PTRAM_H
+#include <stdint.h>
+#include "machine.h"
+#include "map.h"
+#include "pattern.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a run did, for tests and benchmarks.  Every array is caller-owned
+   and may be NULL; sizes below. */
+typedef struct {
+    int32_t nunits;      /* out: units (groups, or processes when partition = 0) */
+    int32_t *group;      /* n: unit of each process */
+    int32_t *order;      /* n (nunits used): units in greedy placement order */
+    int32_t *unit_node;  /* n (nunits used): allocation node of each unit */
+    double *round_mc;    /* rounds + 1: MC after the greedy step, then after each round */
+    int32_t rounds_done; /* out: rounds that applied a swap (one swap or move each) */
+    double greedy_hybrid;
+    double seconds[3];   /* out: wall time of steps 1, 2, 3 */
+} topomap_ptram_trace;
+
+typedef struct {
+    topomap_run_options run; /* the seed goes to the partitioner of step 1 */
+    double weights[4];       /* hybrid weights of HB, MC, NZCA, NZCV, >= 0 */
+    int32_t k;               /* nodes searched around each leader, >= 1 */
+    int32_t rounds;          /* refinement rounds, >= 0 (0: greedy only) */
+    int32_t partition;       /* 1: group processes into nodes first; 0: no grouping */
+    int32_t plateau;         /* 1: also accept swaps that keep MC and cool the hottest link (not the thesis) */
+    topomap_ptram_trace *trace; /* optional output */
+} topomap_ptram_options;
+
+/* Defaults: seed 0, weights 1,1,1,1, k = TOPOMAP_PTRAM_DEFAULT_K,
+   rounds 10, partition 1, plateau 0, no progress, no trace. */
+#define TOPOMAP_PTRAM_DEFAULT_K 8
+void topomap_ptram_options_init(topomap_ptram_options *opt);
+
+/* Map the n = p->n processes onto the PEs alloc[0..nalloc), at most
+   `capacity` per PE; writes pe_of[0..n).  TOPOMAP_EINVAL names a bad option
+   or argument, TOPOMAP_ECANCELED when the progress callback asked to stop. */
+int topomap_map_ptram(const topomap_machine *m, const topomap_pattern *p, const int32_t *alloc, int32_t nalloc,
+                      int32_t capacity, const topomap_ptram_options *opt, int32_t *pe_of);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

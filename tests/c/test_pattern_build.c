@@ -1,0 +1,169 @@
+/* Pattern construction from entries (csrc/core/pattern.c): the checking pass, canonical input
+   copied through, counting sort by sender, per-row sort and duplicate sums, rows given by
+   row_ptr, 64-bit ids, and the canonical-CSR check of Pattern's constructor. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "topomap/error.h"
+#include "topomap/pattern.h"
+
+typedef struct {
+    int64_t indptr[16];
+    int32_t indices[64];
+    double bytes[64], msgs[64];
+    int64_t nnz;
+} built;
+
+static int build(int32_t n, const topomap_edges *e, topomap_edges_info *info, built *b)
+{
+    topomap_edges_check(n, e, info);
+    if (info->first_bad >= 0) return 1;
+    return topomap_pattern_build(n, e, info, b->indptr, b->indices, b->bytes, e->msgs ? b->msgs : NULL, &b->nnz);
+}
+
+static void test_canonical_passes_through(void)
+{
+    int32_t src[] = {0, 0, 2, 3}, dst[] = {1, 3, 0, 2};
+    double w[] = {1, 2, 3, 4};
+    topomap_edges e = {4, src, dst, 0, w, NULL, NULL};
+    topomap_edges_info info;
+    built b;
+    CHECK(build(4, &e, &info, &b) == 0 && info.canonical && info.rows_sorted && info.self_entries == 0);
+    CHECK(b.nnz == 4 && b.indptr[0] == 0 && b.indptr[1] == 2 && b.indptr[2] == 2 && b.indptr[3] == 3 &&
+          b.indptr[4] == 4);
+    CHECK(memcmp(b.indices, dst, sizeof dst) == 0 && memcmp(b.bytes, w, sizeof w) == 0);
+    /* the output may be the input itself */
+    int64_t indptr[5], nnz;
+    CHECK(topomap_pattern_build(4, &e, &info, indptr, dst, w, NULL, &nnz) == 0 && nnz == 4 && indptr[4] == 4);
+    CHECK(topomap_pattern_is_canonical(4, indptr, 4, dst, w));
+}
+
+static void test_sort_merge_drop(void)
+{
+    /* unsorted senders and receivers, duplicates, a self entry and a zero-byte entry */
+    int32_t src[] = {2, 0, 2, 0, 1, 0, 2, 0};
+    int32_t dst[] = {1, 2, 1, 1, 1, 2, 0, 2};
+    double w[] = {1, 2, 4, 8, 16, 32, 0, 64};
+    double m[] = {1, 1, 1, 1, 1, 1, 1, 1};
+    topomap_edges e = {8, src, dst, 0, w, m, NULL};
+    topomap_edges_info info;
+    built b;
+    CHECK(build(3, &e, &info, &b) == 0 && !info.canonical && !info.rows_sorted && info.self_entries == 1);
+    CHECK(b.nnz == 3);
+    CHECK(b.indptr[0] == 0 && b.indptr[1] == 2 && b.indptr[2] == 2 && b.indptr[3] == 3);
+    CHECK(b.indices[0] == 1 && b.bytes[0] == 8 && b.msgs[0] == 1);
+    CHECK(b.indices[1] == 2 && b.bytes[1] == 98 && b.msgs[1] == 3);
+    CHECK(b.indices[2] == 1 && b.bytes[2] == 5 && b.msgs[2] == 2); /* 2 -> 0 had zero bytes */
+    CHECK(topomap_pattern_is_canonical(3, b.indptr, b.nnz, b.indices, b.bytes));
+    /* the same with 64-bit ids */
+    int64_t s64[8], d64[8];
+    for (int k = 0; k < 8; k++) s64[k] = src[k], d64[k] = dst[k];
+    topomap_edges wide = {8, s64, d64, 1, w, m, NULL};
+    built b2;
+    CHECK(build(3, &wide, &info, &b2) == 0 && b2.nnz == 3);
+    CHECK(memcmp(b.indptr, b2.indptr, 4 * sizeof *b.indptr) == 0 && memcmp(b.indices, b2.indices, 3 * 4) == 0 &&
+          memcmp(b.bytes, b2.bytes, 3 * 8) == 0 && memcmp(b.msgs, b2.msgs, 3 * 8) == 0);
+}
+
+static void test_rows_given(void)
+{
+    /* row 0: 2 3 2 (unsorted, a duplicate); row 1: nothing; row 2: 2 (self), 0 */
+    int64_t row_ptr[] = {0, 3, 3, 5};
+    int32_t dst[] = {2, 1, 2, 2, 0};
+    double w[] = {1.5, 2, 0.25, 7, 3};
+    topomap_edges e = {5, NULL, dst, 0, w, NULL, row_ptr};
+    topomap_edges_info info;
+    built b;
+    CHECK(build(3, &e, &info, &b) == 0 && !info.canonical && info.rows_sorted && info.self_entries == 1);
+    CHECK(b.nnz == 3 && b.indptr[1] == 2 && b.indptr[2] == 2 && b.indptr[3] == 3);
+    CHECK(b.indices[0] == 1 && b.bytes[0] == 2 && b.indices[1] == 2 && b.bytes[1] == 1.75);
+    CHECK(b.indices[2] == 0 && b.bytes[2] == 3);
+    /* a long unsorted row goes through the merge sort; duplicates stay in input order */
+    enum { D = 200 };
+    int64_t rp[52];
+    rp[0] = 0;
+    for (int i = 1; i < 52; i++) rp[i] = D;
+    int32_t cols[D];
+    double wd[D];
+    for (int k = 0; k < D; k++) cols[k] = 1 + (int32_t)((k * 37) % 50), wd[k] = 1 + k;
+    topomap_edges long_row = {D, NULL, cols, 0, wd, NULL, rp};
+    int64_t indptr[52], nnz;
+    int32_t ix[D];
+    double bx[D];
+    topomap_edges_check(51, &long_row, &info);
+    CHECK(topomap_pattern_build(51, &long_row, &info, indptr, ix, bx, NULL, &nnz) == 0 && nnz == 50);
+    double total = 0, expect = 0;
+    for (int k = 0; k < nnz; k++) total += bx[k];
+    for (int k = 0; k < D; k++) expect += wd[k];
+    CHECK(total == expect && topomap_pattern_is_canonical(51, indptr, nnz, ix, bx));
+    for (int k = 0; k < nnz; k++) CHECK(ix[k] == k + 1);
+}
+
+static void test_invalid_entries(void)
+{
+    int32_t src[] = {0, 1, 0}, dst[] = {1, 0, 1};
+    double w[] = {1, 2, 3}, m[] = {1, 1, 1};
+    topomap_edges_info info;
+    topomap_edges e = {3, src, dst, 0, w, m, NULL};
+    int32_t bad_dst[] = {1, 2, 1};
+    e.dst = bad_dst;
+    topomap_edges_check(2, &e, &info);
+    CHECK(info.first_bad == 1);
+    e.dst = dst;
+    double cases[] = {-1.0, NAN, INFINITY};
+    for (int i = 0; i < 3; i++) {
+        w[2] = cases[i];
+        topomap_edges_check(2, &e, &info);
+        CHECK(info.first_bad == 2);
+        w[2] = 3;
+        m[0] = cases[i];
+        topomap_edges_check(2, &e, &info);
+        CHECK(info.first_bad == 0);
+        m[0] = 1;
+    }
+    int64_t wide_src[] = {0, (int64_t)1 << 40, 0}, wide_dst[] = {1, 0, 1};
+    topomap_edges wide = {3, wide_src, wide_dst, 1, w, NULL, NULL};
+    topomap_edges_check(2, &wide, &info);
+    CHECK(info.first_bad == 1);
+    int64_t indptr[3], nnz;
+    int32_t ix[3];
+    double bx[3];
+    CHECK(topomap_pattern_build(2, &wide, &info, indptr, ix, bx, NULL, &nnz) == TOPOMAP_EINVAL);
+}
+
+static void test_canonical_check(void)
+{
+    int64_t indptr[] = {0, 2, 2, 3};
+    int32_t ix[] = {1, 2, 0};
+    double bx[] = {1, 2, 3};
+    CHECK(topomap_pattern_is_canonical(3, indptr, 3, ix, bx));
+    ix[1] = 1; /* repeated receiver */
+    CHECK(!topomap_pattern_is_canonical(3, indptr, 3, ix, bx));
+    ix[1] = 0; /* self message */
+    CHECK(!topomap_pattern_is_canonical(3, indptr, 3, ix, bx));
+    ix[1] = 2;
+    bx[2] = 0;
+    CHECK(!topomap_pattern_is_canonical(3, indptr, 3, ix, bx));
+    bx[2] = 3;
+    indptr[3] = 4; /* beyond the entries */
+    CHECK(!topomap_pattern_is_canonical(3, indptr, 3, ix, bx));
+    indptr[3] = 3;
+    indptr[1] = 3;
+    indptr[2] = 2; /* decreasing */
+    CHECK(!topomap_pattern_is_canonical(3, indptr, 3, ix, bx));
+    int64_t a[] = {0, 5, -1};
+    CHECK(topomap_first_outside(a, 3, 0, 5) == 1 && topomap_first_outside(a, 1, 0, 5) == -1);
+    double w[] = {0, -0.0, 1, NAN};
+    CHECK(topomap_first_bad_weight(w, 4) == 3 && topomap_first_bad_weight(w, 3) == -1);
+}
+
+int main(void)
+{
+    test_canonical_passes_through();
+    test_sort_merge_drop();
+    test_rows_given();
+    test_invalid_entries();
+    test_canonical_check();
+    return check_report();
+}

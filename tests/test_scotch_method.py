@@ -1,0 +1,162 @@
+"""Method "scotch": Debian's scotch_gmap behind tm.map.
+
+The real program runs when installed (tests skip otherwise); the target
+texts and the translation back to PEs are checked without it.  Round trip:
+the mapping tm.map returns is the one gmap wrote, and gmtst's CommExpan of
+it (edge loads of C + C^T, each edge once) is topomap's J.
+"""
+
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import topomap as tm
+from topomap import MappingError
+from topomap.mappers import scotch as sm
+
+GMAP = shutil.which("scotch_gmap") or shutil.which("gmap")
+GMTST = shutil.which("gmtst")
+needs_gmap = pytest.mark.skipif(GMAP is None, reason="Scotch (Debian package scotch) is not installed")
+
+
+def scrambled(pat, seed):
+    perm = np.random.default_rng(seed).permutation(pat.n)
+    return tm.Pattern.from_edges(perm[pat.senders()], perm[pat.indices], pat.bytes, n=pat.n)
+
+
+# ---------------------------------------------------------------- targets
+
+def test_targets_of_each_machine_kind(tmp_path):
+    full = tm.machine("hierarchy:4:16:16/1:10:100").allocate(1024)
+    assert sm.target(full, str(tmp_path))[0] == "tleaf 3 16 90 16 9 4 1\n"
+    part = tm.machine("hierarchy:2:2/1:10").allocation([3, 0, 2])
+    text, terms, unit = sm.target(part, str(tmp_path))
+    assert (text, terms.tolist(), unit) == ("sub 3 0 2 3 tleaf 2 2 9 2 1\n", [0, 2, 3], "pe")
+    torus = tm.machine("torus:4x4/2").allocate(8)
+    text, terms, unit = sm.target(torus, str(tmp_path))
+    assert (text, terms.tolist(), unit) == ("sub 4 0 1 2 3 torus2D 4 4\n", [0, 1, 2, 3], "node")
+    assert sm.target(tm.machine("torus:4x4/2").allocate(32), str(tmp_path))[0] == "torus2D 4 4\n"
+
+
+@needs_gmap
+def test_graph_target_through_amk_grf(tmp_path):
+    alloc = tm.machine("dragonfly:g=5,a=2,h=2,p=2/2").allocate(12, policy="random", seed=1)
+    text, terms, unit = sm.target(alloc, str(tmp_path))
+    assert unit == "node-label" and text.startswith("deco") and terms.tolist() == sorted(alloc.nodes().tolist())
+
+
+def test_missing_amk_grf_names_the_package(tmp_path, monkeypatch):
+    monkeypatch.setattr(sm.shutil, "which", lambda name: None)
+    with pytest.raises(MappingError, match="apt-get install scotch"):
+        sm.target(tm.machine("dragonfly:g=5,a=2,h=2,p=2/2").allocate(8), str(tmp_path))
+
+
+# ---------------------------------------------------------------- back to PEs
+
+def test_translation_keeps_capacities_and_repairs_to_the_nearest_slot():
+    alloc = tm.machine("hierarchy:2:2:2/1:10:100").allocate(8)
+    terms = np.arange(8)
+    # Scotch put processes 0..2 on PE 1 and 3 on PE 6: with capacity 2 the
+    # third goes to the nearest free slot, PE 0 (same node)
+    pe_of = sm._to_pes(alloc, np.array([1, 1, 1, 6]), terms, "pe", 2)
+    assert pe_of.tolist() == [1, 1, 0, 6]
+    pe_of = sm._to_pes(alloc, np.array([1, 1, 1, 1, 1]), terms, "pe", 1)
+    assert pe_of.tolist()[0] == 1 and sorted(pe_of.tolist()) == [0, 1, 2, 3, 4]
+    # node terminals: a node's processes take its PEs in allocation order, capacity each
+    # (a third process for node 1 goes to PE 1 on node 0, one hop away; node 2 is two)
+    nodes = tm.machine("torus:2x2/2").allocation([3, 2, 0, 1, 4, 5])
+    pe_of = sm._to_pes(nodes, np.array([1, 1, 1, 0, 2]), np.array([0, 1, 2]), "node", 1)
+    assert pe_of.tolist() == [3, 2, 1, 0, 4]
+
+
+# ---------------------------------------------------------------- the real program
+
+@needs_gmap
+@pytest.mark.parametrize("spec, n, capacity", [
+    ("hierarchy:4:4:2/1:10:100", 32, 1), ("hierarchy:4:4:2/1:10:100", 40, 2), ("hierarchy:2:3:2/1:5:9", 9, 1),
+    ("torus:4x4/2", 24, 1), ("mesh:4x2/4", 32, 2), ("fattree:k=4,levels=2/2", 12, 1),
+])
+def test_valid_mappings(spec, n, capacity):
+    m = tm.machine(spec)
+    pat = scrambled(tm.generators.stencil_2d((n // 4, 4)) if n % 4 == 0 else tm.generators.stencil_2d((n // 3, 3)), 2)
+    alloc = m.allocate(-(-n // capacity), policy="random", seed=3)
+    mp = tm.map(pat, alloc, method="scotch", capacity=capacity)   # tm.map checks PEs and capacity
+    assert mp.n == n
+    again = tm.map(pat, alloc, method="scotch", capacity=capacity)
+    assert np.array_equal(mp.pe_of, again.pe_of)                  # gmap -Cd is deterministic
+
+
+@needs_gmap
+@pytest.mark.skipif(GMTST is None, reason="Scotch's gmtst is not installed")
+def test_round_trip_matches_gmap_and_gmtst(tmp_path):
+    m = tm.machine("hierarchy:4:4:2/1:10:100")
+    pat = scrambled(tm.generators.stencil_2d((8, 4), weights=(3, 1)), 4)
+    alloc = m.allocate(32)
+    ours = tm.map(pat, alloc, method="scotch").pe_of
+    src, tgt, out = tmp_path / "p.grf", tmp_path / "t.tgt", tmp_path / "o.map"
+    sm._write_source_graph(pat, str(src))
+    tgt.write_text(sm.target(alloc, str(tmp_path))[0])
+    subprocess.run([GMAP, "-Cd", "-b0.03", str(src), str(tgt), str(out)], check=True, capture_output=True)
+    fields = np.array(out.read_text().split(), dtype=np.int64)[1:].reshape(-1, 2)
+    direct = np.empty(pat.n, dtype=np.int64)
+    direct[fields[:, 0]] = fields[:, 1]
+    assert ours.tolist() == direct.tolist()        # terminals of the full tleaf are the PEs
+    log = subprocess.run([GMTST, str(src), str(tgt), str(out)], check=True, capture_output=True, text=True).stdout
+    expan = int(re.search(r"CommExpan=\S+\s+\((\d+)\)", log).group(1))
+    assert expan == tm.evaluate(pat, alloc, ours).qap   # edge loads of C + C^T: each direction counted
+
+
+@needs_gmap
+def test_strategy_timeout_and_failures():
+    alloc = tm.machine("hierarchy:4:4:2/1:10:100").allocate(32)
+    pat = tm.generators.stencil_2d((8, 4))
+    plain = tm.map(pat, alloc, method="scotch", strategy="r").pe_of   # a valid Scotch strategy string
+    assert sorted(plain.tolist()) == list(range(32))
+    with pytest.raises(MappingError, match="scotch: .* failed"):
+        tm.map(pat, alloc, method="scotch", strategy="m{type=0}")
+
+
+def test_timeout_and_cancellation_stop_the_program():
+    """What tm.map(method="scotch") runs gmap with, on a program that sleeps."""
+    sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
+    start = time.monotonic()
+    with pytest.raises(MappingError, match="did not finish within the timeout of 0.1 s"):
+        sm._run(sleeper, 0.1, None)
+    calls = []
+
+    def stop(fraction):
+        calls.append(fraction)
+        return len(calls) == 2
+    with pytest.raises(KeyboardInterrupt, match="cancelled"):
+        sm._run(sleeper, 30.0, stop)
+    assert len(calls) == 2 and 0 < calls[0] <= calls[1] < 0.1
+    assert time.monotonic() - start < 10          # the sleeping children were killed, not waited for
+    with pytest.raises(MappingError, match=r"failed \(exit 3\): boom"):
+        sm._run([sys.executable, "-c", "import sys; sys.stderr.write('boom'); sys.exit(3)"], 10.0, None)
+
+
+def test_missing_program_names_the_debian_package(monkeypatch):
+    monkeypatch.setattr(sm, "gmap_program", lambda: None)
+    alloc = tm.machine("hierarchy:2:2/1:10").allocate(4)
+    with pytest.raises(MappingError, match=r"apt-get install scotch"):
+        tm.map(tm.generators.stencil_2d((2, 2)), alloc, method="scotch")
+
+
+@pytest.mark.parametrize("option, value", [
+    ("strategy", 3), ("strategy", "a b"), ("imbalance", -0.5), ("imbalance", float("inf")), ("timeout", 0),
+    ("timeout", "10"),
+])
+def test_options_out_of_range(option, value):
+    alloc = tm.machine("hierarchy:2:2/1:10").allocate(4)
+    with pytest.raises(MappingError, match=f"option {option}"):
+        tm.map(tm.generators.stencil_2d((2, 2)), alloc, method="scotch", **{option: value})
+
+
+def test_registered_with_its_options():
+    info = tm.methods()["scotch"]
+    assert set(info.options) == {"strategy", "imbalance", "timeout"} and "Scotch" in info.source

@@ -1,0 +1,67 @@
+"""``topomap compare``: several mappers on one job, one table (``topomap.compare``)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+
+from ..compare import compare
+from ..errors import MappingError
+from ..registry import methods
+from .common import rows_of, table
+from .map_cmd import METRIC_COLUMNS, add_placement_arguments, job
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise MappingError(f"--seeds expects comma-separated integers, got {text!r}") from None
+    if not seeds or any(s < 0 for s in seeds):
+        raise MappingError(f"--seeds expects non-negative integers, got {text!r}")
+    return seeds
+
+
+def run(args: argparse.Namespace) -> int:
+    names = [t.strip() for t in args.methods.split(",") if t.strip()] if args.methods else list(methods())
+    unknown = [name for name in names if name not in methods()]
+    if unknown or not names:
+        raise MappingError(f"unknown mapping method {unknown[0]!r}; registered: {', '.join(methods())}"
+                           if unknown else "--methods names no method")
+    normalize = None if args.normalize.lower() == "none" else args.normalize
+    seeds = _seeds(args.seeds) if args.seeds else [args.seed]
+    pat, alloc = job(args)
+    rows = []
+    for seed in seeds:
+        for r in rows_of(compare(pat, alloc, names, normalize=normalize, seed=seed, capacity=args.capacity)):
+            rows.append({"method": r["method"], "seed": seed, **{k: v for k, v in r.items() if k != "method"}})
+    if args.csv:
+        with open(args.csv, "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    if args.json:
+        print(json.dumps(rows, indent=2, default=float))
+        return 0
+    suffix = "_norm" if normalize else ""
+    cols = [(k if k == "seconds" else k + suffix, h if k == "seconds" or not normalize else f"{h}/{normalize}")
+            for k, h in METRIC_COLUMNS]
+    shown = [("method", "method")] + ([("seed", "seed")] if len(seeds) > 1 else []) + cols
+    print(table([{h: r[k] for k, h in shown} for r in rows],
+                [("method", "{}")] + [(h, "{}" if h == "seed" else "{:.4g}") for k, h in shown[1:]]))
+    if args.csv:
+        print(f"wrote {args.csv} ({len(rows)} rows, raw and normalised metrics)")
+    return 0
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compare", help="run several mappers on one job and tabulate their metrics",
+                       description="Map a pattern onto a machine with several methods (their default options) and "
+                       "print every metric, normalised to one method unless --normalize none.")
+    add_placement_arguments(p)
+    p.add_argument("--methods", help="comma-separated mappers (default: every registered one)")
+    p.add_argument("--normalize", default="block", help="divide the metrics by this method's (default block; none)")
+    p.add_argument("--seeds", help="comma-separated mapper seeds, one row per method and seed (default --seed)")
+    p.add_argument("--csv", help="also write every row (raw and normalised metrics) to this CSV file")
+    p.set_defaults(func=run)

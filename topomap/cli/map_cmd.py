@@ -1,0 +1,167 @@
+"""``topomap map``: run one mapper, write the mapping, compare it with block.
+
+Method options come as ``--option NAME=VALUE`` and are typed from the
+registered default (see ``topomap methods``): ``bool`` takes
+true/false/yes/no/on/off/1/0, ``int`` an integer, ``float`` any number,
+tuples a comma-separated list of the first default element's type, ``str``
+the text as is; an option whose default is None or an empty tuple takes an
+integer, else a number, else the text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import io
+from ..errors import MappingError
+from ..mapping import Mapping
+from ..metrics import evaluate
+from ..registry import MapperInfo, methods
+from ..registry import map as run_mapper
+from ..spec import machine as build_machine
+from .common import add_job_arguments, load_pattern, table
+
+__all__ = ["parse_options", "METRIC_COLUMNS"]
+
+#: (metric key, table header) of the metric table of ``map`` and ``compare``.
+METRIC_COLUMNS = [("hop_bytes", "HB"), ("dilation", "dilation"), ("max_congestion", "MC"),
+                  ("nz_congestion_avg", "NZCA"), ("nz_congestion_var", "NZCV"), ("qap", "qap"),
+                  ("edge_cut", "edge cut"), ("seconds", "time s")]
+
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+
+
+def _typed(text: str, default: Any, where: str) -> Any:
+    if isinstance(default, bool):
+        if text.lower() in _TRUE:
+            return True
+        if text.lower() in _FALSE:
+            return False
+        raise MappingError(f"{where} expects true or false, got {text!r}")
+    if isinstance(default, (int, np.integer)):
+        try:
+            return int(text)
+        except ValueError:
+            raise MappingError(f"{where} expects an integer, got {text!r}") from None
+    if isinstance(default, (float, np.floating)):
+        try:
+            return float(text)
+        except ValueError:
+            raise MappingError(f"{where} expects a number, got {text!r}") from None
+    if isinstance(default, (tuple, list)):
+        items = [t.strip() for t in text.split(",")] if text.strip() else []
+        return tuple(_typed(t, default[0] if default else None, f"{where} (item {i})") for i, t in enumerate(items))
+    if default is None:
+        for kind in (int, float):
+            try:
+                return kind(text)
+            except ValueError:
+                pass
+    return text
+
+
+def parse_options(method: str, items: Sequence[str] | None, info: MapperInfo | None = None) -> dict[str, Any]:
+    """``NAME=VALUE`` strings as typed options of a registered method.
+
+    Examples
+    --------
+    >>> from topomap.cli.map_cmd import parse_options
+    >>> parse_options("aphid", ["prune=0", "partitioner=kway", "ntries=2"])
+    {'prune': 0.0, 'partitioner': 'kway', 'ntries': 2}
+    """
+    if info is None:
+        reg = methods()
+        if method not in reg:
+            raise MappingError(f"unknown mapping method {method!r}; registered: {', '.join(reg)}")
+        info = reg[method]
+    out: dict[str, Any] = {}
+    for item in items or ():
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise MappingError(f"--option expects NAME=VALUE, got {item!r}")
+        if name not in info.options:
+            raise MappingError(f"method {method!r} has no option {name!r}; its options: "
+                               f"{', '.join(info.options) or 'none'}")
+        if name in out:
+            raise MappingError(f"option {name!r} of method {method!r} is given twice")
+        out[name] = _typed(text.strip(), info.options[name][0], f"option {name!r} of method {method!r}")
+    return out
+
+
+def job(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The pattern and the allocation of a ``map``/``compare`` command line."""
+    pat = load_pattern(args.pattern)
+    mach = build_machine(args.machine)
+    if args.capacity < 1:
+        raise MappingError(f"--capacity must be >= 1, got {args.capacity}")
+    need = -(-pat.n // args.capacity)
+    count = need if args.alloc is None else args.alloc
+    if count < need or count > mach.npes:
+        raise MappingError(f"{pat.n} processes at capacity {args.capacity} need {need} PEs; "
+                           f"{'--alloc gives ' + str(count) if count < need else 'the machine has ' + str(mach.npes)}"
+                           f" ({args.machine})")
+    return pat, mach.allocate(count, policy=args.allocation, seed=args.alloc_seed, runs=args.runs)
+
+
+def add_placement_arguments(p: argparse.ArgumentParser) -> None:
+    """Pattern, machine and allocation arguments of ``map`` and ``compare``."""
+    p.add_argument("pattern", help="pattern file (.mat, .mtx, ...) or generator spec (e.g. stencil3d:16x16x16)")
+    add_job_arguments(p, None)
+    p.add_argument("--policy", dest="allocation", choices=["contiguous", "random", "fragmented"],
+                   default=argparse.SUPPRESS, help="same as --allocation")
+    p.add_argument("--alloc", type=int, metavar="N", help="PEs to allocate (default: just enough at --capacity)")
+    p.add_argument("--capacity", type=int, default=1, help="processes per PE (default 1)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _row(name: str, met: Any, seconds: float) -> dict:
+    return {"method": name, **met.to_dict(), "seconds": seconds}
+
+
+def run(args: argparse.Namespace) -> int:
+    options = parse_options(args.method, args.option)
+    pat, alloc = job(args)
+    mp = run_mapper(pat, alloc, method=args.method, seed=args.seed, capacity=args.capacity, **options)
+    if args.output:
+        if args.format == "pe":
+            io.write_mapping(mp, args.output)
+        else:
+            np.savetxt(args.output, alloc.machine.node_of(mp.pe_of), fmt="%d")
+    rows = [_row(args.method, evaluate(pat, alloc, mp), mp.seconds)]
+    if args.method != "block":
+        base: Mapping = run_mapper(pat, alloc, method="block", capacity=args.capacity)
+        rows.append(_row("block", evaluate(pat, alloc, base), base.seconds))
+        rows.append({"method": f"{args.method}/block",
+                     **{k: (rows[0][k] / rows[1][k] if rows[1][k] else (1.0 if rows[0][k] == 0 else math.inf))
+                        for k, _ in METRIC_COLUMNS}})
+    if args.json:
+        print(json.dumps({"method": args.method, "seed": args.seed, "capacity": args.capacity,
+                          "options": mp.options, "output": args.output, "format": args.format,
+                          "metrics": rows}, indent=2, default=float))
+        return 0
+    print(table([{"method": r["method"], **{h: r[k] for k, h in METRIC_COLUMNS}} for r in rows],
+                [("method", "{}")] + [(h, "{:.4g}") for _, h in METRIC_COLUMNS]))
+    if args.output:
+        print(f"wrote {args.output} ({args.format}: one line per process)")
+    return 0
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("map", help="map a pattern onto a machine and write the mapping",
+                       description="Run a mapper, write the mapping (one line per process) and print its "
+                       "metrics next to the launcher's block placement.  Method options: --option NAME=VALUE, "
+                       "typed from the defaults listed by `topomap methods`.")
+    add_placement_arguments(p)
+    p.add_argument("--method", default="block", help="registered mapper (default block; see `topomap methods`)")
+    p.add_argument("--option", "-O", action="append", metavar="NAME=VALUE", help="a method option (repeatable)")
+    p.add_argument("-o", "--output", help="mapping file to write")
+    p.add_argument("--format", choices=["pe", "node"], default="pe",
+                   help="pe: the PE id of each process (topomap eval --mapping reads it); node: its node id")
+    p.set_defaults(func=run)

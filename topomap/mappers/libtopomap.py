@@ -1,0 +1,272 @@
+"""LibTopoMap's heuristics: greedy, recursive co-bisection, reverse Cuthill-McKee.
+
+T. Hoefler and M. Snir, "Generic Topology Mapping Strategies for Large-scale
+Parallel Architectures", ICS 2011 (LibTopoMap): the baselines of
+Mirsadeghi 2017 §6.3 and, for the greedy one, Kumar 2012 §6.2.2 (GGE).
+
+Each method first runs LibTopoMap's multicore step: the processes are
+grouped into as few groups as the largest allocation nodes hold (multilevel
+partitioning, :func:`topomap.partition` with hard capacities) and the traffic
+between groups forms the nodal pattern.  The methods then map groups onto
+the allocation's nodes through the machine's network graph (every machine
+kind), and each group takes its node's PEs in rank order.
+
+``greedy``
+    The heaviest group goes to a start node; then the unmapped group with
+    the most traffic to the mapped ones goes to the closest free node:
+    fewest hops on the machine's route from its heaviest mapped neighbour,
+    then the least traffic already on that route (congestion awareness).
+``recursive``
+    Bisect the network (vertex weight 1 for the allocation's nodes, 0 for
+    switches; edge weight = capacity) and the group graph into halves of
+    matching sizes, map half to half, recurse.
+``rcm``
+    Order both graphs by reverse Cuthill-McKee and map the i-th group to
+    the i-th node.
+
+What each C file takes from the paper and what it had to choose is stated
+in ``csrc/core/map_greedy.c``, ``map_recursive.c`` and ``map_rcm.c``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _core
+from ..errors import CoreError, CoreInputError, MappingError
+from ..machine import Allocation
+from ..networks import Hypercube, Torus
+from ..metrics import as_pattern
+from ..pattern import Pattern
+from ..registry import register
+
+__all__ = ["greedy", "recursive", "rcm", "rcm_order", "GREEDY_STARTS", "RCM_STARTS"]
+
+#: Where greedy puts its first group: the allocation's first node or a seeded random one.
+GREEDY_STARTS = ("first", "random")
+#: Where each component's Cuthill-McKee search starts: George and Liu's
+#: pseudo-peripheral vertex (SPARSPAK's GENRCM, as LibTopoMap) or the least
+#: degree vertex (SciPy's ``reverse_cuthill_mckee``).
+RCM_STARTS = ("peripheral", "min_degree")
+
+
+def _choice(method: str, name: str, value: Any, choices: tuple[str, ...]) -> int:
+    if not isinstance(value, str) or value not in choices:
+        raise MappingError(f"{method}: option {name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return choices.index(value)
+
+
+def _flag(method: str, name: str, value: Any) -> int:
+    if not isinstance(value, (bool, np.bool_)):
+        raise MappingError(f"{method}: option {name} must be True or False, got {value!r}")
+    return int(value)
+
+
+def _cancellable(method: str, progress: Callable[[float], Any] | None) -> Callable[[float], None] | None:
+    """The user's progress callable, raising MappingError when it returns something true."""
+    if progress is None:
+        return None
+
+    def hook(fraction: float) -> None:
+        if progress(fraction):
+            raise MappingError(f"{method} mapping cancelled by the progress callback at {fraction:.0%}")
+    return hook
+
+
+def _run(method: str, func: Callable[..., np.ndarray], pattern: Pattern, allocation: Allocation, seed: int,
+         capacity: int, progress: Callable[[float], Any] | None, **opts: Any) -> np.ndarray:
+    try:
+        return func(allocation.machine._core, pattern.indptr, pattern.indices, pattern.bytes, allocation.pes,
+                    capacity, seed % 2**64, _cancellable(method, progress), **opts)
+    except (CoreError, CoreInputError) as exc:
+        raise MappingError(f"{method}: {exc}") from None
+
+
+@register("greedy", "heaviest group first, then the group most tied to the mapped ones onto the nearest free node "
+          "(route hops, then traffic already on the route) (LibTopoMap greedy)",
+          options={
+              "start": ("first", "node of the first (heaviest) group: 'first' allocation node or a seeded 'random' one"),
+              "congestion": (True, "among the nearest free nodes prefer the least traffic/capacity already on "
+                                   "the routes; False: the lowest node id"),
+              "tries": (1, "runs from different start nodes (after the first, seeded random ones); "
+                           "the lowest max congestion, then hop-bytes, is kept"),
+          },
+          source="Hoefler & Snir, ICS 2011 (LibTopoMap greedy); Kumar 2012 §6.2.2 (GGE)")
+def greedy(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
+           progress: Callable[[float], Any] | None, start: str, congestion: bool, tries: int) -> np.ndarray:
+    """LibTopoMap's greedy graph embedding, after the multicore step.
+
+    Parameters
+    ----------
+    pattern : Pattern
+    allocation : Allocation
+    seed, capacity, progress
+        As for :func:`topomap.map` (the seed reaches the multicore
+        partitioner and the random start nodes).
+    start : {"first", "random"}
+        Node of the heaviest group.
+    congestion : bool
+        Among the nearest free nodes, prefer the one whose routes to and
+        from the source node carry the least traffic / capacity so far
+        (LibTopoMap's growing link weights); False: the lowest node id.
+    tries : int
+        Runs from different start nodes, the best kept.
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 PE of every process.
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> pat = tm.generators.stencil_2d((8, 8))
+    >>> alloc = tm.machine("torus:4x4/4").allocate(64)
+    >>> mp = tm.map(pat, alloc, method="greedy")
+    >>> tm.evaluate(pat, alloc, mp).hop_bytes < tm.evaluate(pat, alloc, tm.map(pat, alloc, method="random")).hop_bytes
+    True
+    """
+    s = _choice("greedy", "start", start, GREEDY_STARTS)
+    c = _flag("greedy", "congestion", congestion)
+    if not isinstance(tries, (int, np.integer)) or isinstance(tries, bool) or not 1 <= tries < 2**31:
+        raise MappingError(f"greedy: option tries must be a positive integer, got {tries!r}")
+    return _run("greedy", _core.map_greedy, pattern, allocation, seed, capacity, progress, start=s, congestion=c,
+                tries=int(tries))
+
+
+def _geometry(allocation: Allocation) -> dict[str, np.ndarray]:
+    """Node coordinates and ring sizes of a torus, mesh or hypercube network (else nothing)."""
+    net = allocation.machine.network
+    nn = allocation.machine.nnodes
+    if isinstance(net, Torus):
+        dims = np.asarray(net.dims, dtype=np.int64)
+        ring = np.where(np.asarray(net.wrap, dtype=bool), dims, 0)
+    elif isinstance(net, Hypercube):
+        dims = np.full(net.dim, 2, dtype=np.int64)
+        ring = np.zeros(net.dim, dtype=np.int64)
+    else:
+        return {}
+    strides = np.concatenate(([1], np.cumprod(dims)[:-1]))
+    coords = (np.arange(nn, dtype=np.int64)[:, None] // strides) % dims
+    return {"coords": coords.astype(np.int32).ravel(), "ring": ring.astype(np.int32)}
+
+
+@register("recursive", "recursive co-bisection of the network and the group graph, halves mapped to halves "
+          "(LibTopoMap recursive)",
+          options={
+              "context": (True, "weigh each group bisection by the hops from the node halves to the group's "
+                                "neighbours outside the part (Scotch-style); False: plain co-bisection, as LibTopoMap"),
+              "geometric": (True, "on tori, meshes and hypercubes cut the nodes at the median of their longest "
+                                  "extent; False: graph bisection on every network"),
+          },
+          source="Hoefler & Snir, ICS 2011 (LibTopoMap recursive)")
+def recursive(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
+              progress: Callable[[float], Any] | None, context: bool, geometric: bool) -> np.ndarray:
+    """LibTopoMap's recursive co-bisection, after the multicore step.
+
+    Parameters
+    ----------
+    pattern : Pattern
+    allocation : Allocation
+    seed, capacity, progress
+        As for :func:`topomap.map` (the seed reaches every bisection).
+    context : bool
+        Bias every bisection of the groups by where their neighbours outside
+        the part sit (placed, or bound for another node half), and pair the
+        halves accordingly.
+    geometric : bool
+        Cut the nodes of tori, meshes and hypercubes by their coordinates.
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 PE of every process.
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> pat = tm.generators.stencil_2d((8, 8))
+    >>> alloc = tm.machine("mesh:8x8").allocate(64)
+    >>> tm.evaluate(pat, alloc, tm.map(pat, alloc, method="recursive")).max_dilation
+    1
+    """
+    geo = _geometry(allocation) if _flag("recursive", "geometric", geometric) else {}
+    return _run("recursive", _core.map_recursive, pattern, allocation, seed, capacity, progress,
+                context=_flag("recursive", "context", context), **geo)
+
+
+@register("rcm", "reverse Cuthill-McKee orders of the group graph and the network, i-th group onto i-th node "
+          "(LibTopoMap RCM)",
+          options={
+              "start": ("peripheral", "each component's search starts at a 'peripheral' vertex (George-Liu, "
+                                      "as LibTopoMap) or the 'min_degree' one (as SciPy)"),
+          },
+          source="Hoefler & Snir, ICS 2011 (LibTopoMap rcm)")
+def rcm(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
+        progress: Callable[[float], Any] | None, start: str) -> np.ndarray:
+    """LibTopoMap's reverse Cuthill-McKee mapping, after the multicore step.
+
+    Parameters
+    ----------
+    pattern : Pattern
+    allocation : Allocation
+    seed, capacity, progress
+        As for :func:`topomap.map` (the seed reaches the multicore
+        partitioner).
+    start : {"peripheral", "min_degree"}
+        Start rule of the Cuthill-McKee searches (see :func:`rcm_order`).
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 PE of every process.
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> pat = tm.generators.stencil_2d((16, 1))
+    >>> alloc = tm.machine("mesh:16").allocate(16)
+    >>> tm.evaluate(pat, alloc, tm.map(pat, alloc, method="rcm")).max_dilation
+    1
+    """
+    return _run("rcm", _core.map_rcm, pattern, allocation, seed, capacity, progress,
+                start=_choice("rcm", "start", start, RCM_STARTS))
+
+
+def rcm_order(graph: Any, start: str = "peripheral") -> np.ndarray:
+    """Reverse Cuthill-McKee order of a graph's vertices.
+
+    The graph is made undirected (``C + C^T``; weights are ignored).  Each
+    connected component is searched breadth first from its start vertex,
+    every vertex appending its unvisited neighbours by increasing degree
+    (ties in index order), and the whole order is reversed.
+
+    Parameters
+    ----------
+    graph : Pattern or array-like
+        Anything :func:`topomap.map` accepts as a pattern.
+    start : {"peripheral", "min_degree"}
+        ``"peripheral"``: per component, in order of its lowest vertex, a
+        pseudo-peripheral vertex (George and Liu's level-structure search
+        from that lowest vertex, as SPARSPAK's GENRCM that LibTopoMap uses).
+        ``"min_degree"``: the unvisited vertex of least degree, ties to the
+        lower index (SciPy's ``reverse_cuthill_mckee`` with a stable sort).
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 vertex ids, the i-th vertex in RCM order.
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> from topomap.mappers.libtopomap import rcm_order
+    >>> rcm_order(tm.generators.stencil_2d((5, 1))).tolist()
+    [4, 3, 2, 1, 0]
+    """
+    s = _choice("rcm_order", "start", start, RCM_STARTS)
+    pat = as_pattern(graph)
+    xadj, adjncy, _ = _core.ugraph_from_pattern(pat.indptr, pat.indices, pat.bytes)
+    return _core.rcm_order(xadj, adjncy[:xadj[-1]], s)
