@@ -15,22 +15,25 @@
      (one with a message over a link of maximum load) can lower the maximum,
      so sweeps go over the hot tasks a (ascending, recomputed every sweep)
      against every task b and every unused node (when there are more nodes
-     than groups).  When a hot sweep changes nothing, one sweep over all
-     pairs a < b (and moves) follows; if that changes something, hot sweeps
-     resume, else LocalOpt stops.  At most `max_passes` sweeps in all.
+     than groups).  When a hot sweep changes nothing, one "warm" sweep
+     follows over the tasks on links loaded to >= 90 % of the maximum; if
+     that changes something, hot sweeps resume, else LocalOpt stops.  At
+     most `max_passes` sweeps in all.
    - Plateaus: most swaps leave the most loaded link alone, so a swap that
      keeps the maximum and lowers the sum of squared congestions (by more
      than round-off, relative 1e-9) is accepted too; that spreads load off
      the heavy links until the maximum itself can drop.  The maximum never
      increases.  (Measured on the Mesh case of benchmarks/bench_kumar.py at
-     216 nodes: hot sweeps alone end at a maximum load of 103, full sweeps
-     alone at 96 in 5x the time, the mix at 91.)
+     216 nodes, maximum load: hot sweeps alone 103; sweeps over all pairs
+     alone 96 in 5x the time; hot + sweeps over all pairs 91-97; hot + warm
+     92 in the same time.  On topomap demo's 512 nodes hot + warm took half
+     the time of hot + all pairs, with a lower maximum.)
    - n-to-1: tasks are groups (map_qap.c); a swap must leave each group on
      a node that holds it.
 
-   Complexity: EMAHD (map_mahd.c), then per hot sweep O(hot x (n + m)) tries
-   and per full sweep O(n^2 + n (m - n)), each try O((deg a + deg b) x route
-   length x log links); finding the hot tasks costs O(E x route length). */
+   Complexity: EMAHD (map_mahd.c), then per sweep O(k x (n + m)) tries for k
+   hot or warm tasks (at most n), each O((deg a + deg b) x route length x
+   log links); finding those tasks costs O(E x route length). */
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/error.h"
@@ -51,10 +54,13 @@ static int better(const topomap_metrics *a, const topomap_metrics *cur)
     return sum_of_squares(a) < s - 1e-9 * s;
 }
 
-/* The tasks with a message over a link of maximum congestion, ascending:
-   only a swap that moves one of them can lower the maximum. */
-static int32_t hot_tasks(const topomap_i_qap *q, const topomap_eval *ev, double mc, const int32_t *loc, int32_t *route,
-                         char *mark, int32_t *hot)
+/* Warm sweeps try the tasks on links loaded to at least this fraction of the maximum. */
+#define WARM 0.9
+
+/* The tasks with a message over a link of congestion >= mc, ascending.  With
+   mc = the maximum: only a swap that moves one of them can lower it. */
+static int32_t loaded_tasks(const topomap_i_qap *q, const topomap_eval *ev, double mc, const int32_t *loc,
+                            int32_t *route, char *mark, int32_t *hot)
 {
     const topomap_machine *m = q->machine;
     const double *load = topomap_eval_link_loads(ev);
@@ -113,21 +119,16 @@ static int solve(const topomap_i_qap *q, const void *ctx, const topomap_run_opti
     topomap_metrics cur, after;
     topomap_eval_metrics(ev, &cur);
     topomap_i_ticker tk = {run, "max-contention", 0.3, 1.0, 0, 0};
-    /* hot sweeps while they improve; then one sweep over every task, and
-       back to hot sweeps if that one moved anything */
-    int everyone = 0;
+    /* hot sweeps while they improve; then one warm sweep, and back to hot
+       sweeps if that one moved anything */
+    int warm = 0;
     for (int32_t pass = 0; pass < max_passes; pass++) {
-        double theta = getenv("THETA") ? atof(getenv("THETA")) : 0.0;
-        int32_t nh = n;
-        if (everyone && theta <= 0)
-            for (int32_t u = 0; u < n; u++) hot[u] = u;
-        else
-            nh = hot_tasks(q, ev, (everyone ? theta : 1.0) * cur.max_congestion, loc, route, mark, hot);
+        int32_t nh = loaded_tasks(q, ev, (warm ? WARM : 1.0) * cur.max_congestion, loc, route, mark, hot);
         int improved = 0;
         for (int32_t i = 0; i < nh; i++) {
             int32_t a = hot[i];
             int64_t da = q->flows.indptr[a + 1] - q->flows.indptr[a], work = 0;
-            for (int32_t b = everyone && theta <= 0 ? a + 1 : 0; b < n; b++) { /* each pair once in a full sweep */
+            for (int32_t b = 0; b < n; b++) {
                 if (b == a || q->size[a] > q->cap[loc[b]] || q->size[b] > q->cap[loc[a]]) continue;
                 work += 1 + da + q->flows.indptr[b + 1] - q->flows.indptr[b];
                 rc = topomap_eval_try_swap(ev, a, b, &after);
@@ -158,8 +159,8 @@ static int solve(const topomap_i_qap *q, const void *ctx, const topomap_run_opti
             rc = topomap_i_tick(&tk, work, (double)pass / max_passes);
             if (rc) goto cleanup;
         }
-        if (!improved && everyone) break;
-        everyone = !improved;
+        if (!improved && warm) break;
+        warm = !improved;
     }
 cleanup:
     topomap_eval_destroy(ev);

@@ -231,7 +231,6 @@ static void test_grasp_optimum(uint64_t seed, int32_t n, int32_t m)
     topomap_run_options run = {seed, NULL, NULL};
     CHECK(topomap_i_grasp_solve(&in.q, &go, &run, loc) == 0);
     CHECK(close_to(topomap_i_qap_cost(&in.q, loc), opt));
-    if (!close_to(topomap_i_qap_cost(&in.q, loc), opt)) fprintf(stderr, "seed %d n %d m %d grasp %g opt %g\n", (int)seed, (int)n, (int)m, topomap_i_qap_cost(&in.q, loc), opt);
     /* MAHD: a complete, valid assignment, never better than the optimum */
     topomap_i_mahd_args ma = {TOPOMAP_MAHD_AVERAGE, 0, TOPOMAP_OBJECTIVE_HOP_BYTES};
     CHECK(topomap_i_mahd_solve(&in.q, &ma, &run, loc) == 0);

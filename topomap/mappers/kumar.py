@@ -171,7 +171,9 @@ def gge(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
 
 @register("max-contention", "EMAHD chosen by maximum link load, then pairwise swaps (LocalOpt) that lower the "
                             "maximum link congestion, plateaus crossed on the sum of squared congestions",
-          options={"passes": (100, "at most this many sweeps over all task pairs (>= 1)")},
+          options={"passes": (100, "at most this many swap sweeps (>= 1); a sweep pairs each task on a most "
+                                   "loaded link (or, once those are exhausted, on a link at >= 90 % of the "
+                                   "maximum) with every other task")},
           source="Kumar 2012 §7.2 (EMAHD + LocalOpt)")
 def max_contention(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
                    progress: Callable[[float], Any] | None, passes: int) -> np.ndarray:

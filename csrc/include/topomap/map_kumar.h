@@ -64,10 +64,10 @@ int topomap_map_emahd(const topomap_machine *m, const topomap_pattern *p, const 
 
 /* Ch. 7 "LocalOpt": EMAHD picked by maximum congestion, then first-improvement
    swap sweeps through the evaluator (pairs with a task on a most loaded link,
-   a sweep over all pairs when those are exhausted; moves to unused nodes
-   too), accepting a swap that lowers the maximum link congestion, or keeps
-   it and lowers the sum of squared link congestions; at most `max_passes`
-   (>= 1) sweeps. */
+   then with a task on a link loaded to >= 90 % of the maximum when those
+   are exhausted; moves to unused nodes too), accepting a swap that lowers
+   the maximum link congestion, or keeps it and lowers the sum of squared
+   link congestions; at most `max_passes` (>= 1) sweeps. */
 int topomap_map_max_contention(const topomap_machine *m, const topomap_pattern *p, const int32_t *alloc,
                                int32_t nalloc, int32_t capacity, int32_t max_passes, const topomap_run_options *run,
                                int32_t *pe_of);
