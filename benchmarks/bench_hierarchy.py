@@ -155,8 +155,10 @@ def main() -> None:
         sys.exit(f"no reference graphs found in {GRAPHS} (set TOPOMAP_GRAPHS)")
     eco = [r["cells"]["hierarchy-eco"] for r in rows]
     below = sum(1 for c in eco if c["J_over_scotch"] is not None and c["J_over_scotch"] < 1)
-    print(f"\nhierarchy-eco: J below Scotch's on {below} of {len(eco)} instances; geometric mean J/KaHIP-eco "
-          f"{geomean([c['J_over_kahip_eco'] for c in eco]):.3f}, time/Scotch {geomean([c['cpu_over_scotch'] for c in eco]):.2f}")
+    j_kahip = geomean([c["J_over_kahip_eco"] for c in eco])
+    t_scotch = geomean([c["cpu_over_scotch"] for c in eco])
+    print(f"\nhierarchy-eco: J below Scotch's on {below} of {len(eco)} instances; geometric means: "
+          f"J / KaHIP eco {j_kahip:.3f}, CPU time / Scotch {t_scotch:.2f}")
     info = {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count(),
             "numpy": np.__version__, "topomap": tm.__version__, "time": time.strftime("%Y-%m-%d %H:%M:%S"),
             "seeds": seeds, "imbalance": IMBALANCE, "scotch": scotch_method.gmap_program()}

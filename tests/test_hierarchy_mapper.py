@@ -229,8 +229,8 @@ def test_at_most_scotch(spec, name, capacity):
 # ---------------------------------------------------------------- contract
 
 @settings(max_examples=40, deadline=None)
-@given(hierarchies, st.integers(0, 2**32 - 1), st.integers(1, 3), st.sampled_from(["contiguous", "random", "fragmented"]),
-       st.sampled_from(["fast", "eco", "strong"]))
+@given(hierarchies, st.integers(0, 2**32 - 1), st.integers(1, 3),
+       st.sampled_from(["contiguous", "random", "fragmented"]), st.sampled_from(["fast", "eco", "strong"]))
 def test_valid_under_capacities(levels, seed, capacity, policy, effort):
     arities, dists = levels
     m = tm.machine(spec_of(arities, dists))

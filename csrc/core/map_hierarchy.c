@@ -1,58 +1,72 @@
 /* The hierarchy mapper: n-to-1 process mapping minimising the QAP objective
-   J(C, D, Pi) on hierarchies (KaHIP's global multisection, Schulz & Träff,
-   "Better process mapping and sparse quadratic assignment", SEA 2017 §4 and
-   KaHIP's `global_multisection`; SharedMap, Schulz & Woydt, ACDA 2025:
-   hierarchical multisection; VieM's local search, Brandfass, Alt and Kerber,
-   and Schulz & Träff 2017 §3: pair exchanges in the communication
-   neighbourhood N_C^d; notes/anchors.md §1.1-1.4).
+   J(C, D, Pi) on hierarchies (KaHIP's global multisection: Schulz & Träff,
+   "Better process mapping and sparse quadratic assignment", SEA 2017, and
+   KaHIP's `global_multisection`; SharedMap's hierarchical multisection,
+   Schulz & Woydt, ACDA 2025; VieM's local search in the communication
+   neighbourhood N_C^d, Schulz & Träff 2017; notes/anchors.md §1.1-1.4).
 
    1. The allocation as a tree (topomap_hierarchy_create): sort the PEs;
       the distance between consecutive PEs splits a group at its largest
-      value into children, recursively.  Checked against the oracle.
-   2. Multisection top-down: the processes of a group are partitioned into
-      its children (topomap_partition on the induced subgraph of C + C^T),
+      value into children, recursively; checked against the oracle.
+   2. Multisection, top-down: the processes of a group are partitioned
+      among its children (topomap_partition of the induced subgraph of
+      C + C^T), each split improved by V-cycles (map_hierarchy_vcycle.c),
       level by level down to the PEs.
-   3. Local search on J through the evaluator in distance-only mode: each
-      active process tries moves into PEs with room and swaps with the
-      processes within `depth` hops of it in the communication graph; a
-      process that changes PE activates its neighbours (label-propagation
-      order, Raghavan et al. 2007, as KaHIP's and SharedMap's refinements).
+   3. Local search on J through the evaluator in distance-only mode: every
+      process with a neighbour on another PE tries moves into PEs with room
+      and swaps with the processes within `depth` hops of it in the
+      communication graph; one that changes PE activates its neighbours
+      (label-propagation order, as in KaHIP's and SharedMap's refinement).
    4. `tries` complete runs with derived seeds; the lowest J is kept.
 
    Choices the sources leave open, as made here:
    - Which machines: any whose PE distance is a function of the lowest
      common group of a tree over the allocated PEs, found from the oracle's
-     distances (not from the machine kind), with PEs of a group numbered
+     distances (not from the machine kind), the PEs of a group numbered
      consecutively (true of every topomap kind that is a hierarchy: tleaf
-     trees, fat trees, node trees).  Levels of equal distance merge into
-     one (a split between them costs nothing extra), as Scotch's tleaf
-     export does.
+     trees, node trees, fat trees).  Levels of equal distance merge into one
+     (a split between them costs nothing), as the Scotch tleaf export does.
    - Balance: every PE holds at most L = min(capacity, ceil((1 + eps) n /
-     PEs)) processes (KaHIP's (1 + eps) ceil(n / k) bound, rounded up to a
-     whole process, and never above tm.map's capacity).  A multisection
-     step splits a group of W processes over the fewest of its children
-     whose capacities (PEs x L) hold W, largest first (processes that do
-     not fill the allocation stay together, as map_nodes.c does for
-     nodes), with targets proportional to their PEs and the soft imbalance
-     (1 + eps)^(1/height) - 1 (KaHIP's per-level share); when a part ends
-     above its capacity, topomap_partition_refine makes the capacities
-     exact.  The soft step measured 2-4% lower J than hard capacities at
-     every level on rgg_n_2_15_s0 and delaunay_n15 (4:8:8, 16:4:2).
-   - Partitioner per step: recursive bisection (eco, strong: 4-18% lower J
-     than k-way on the reference graphs) or k-way (fast).
-   - Local search: a move goes to the PE of a neighbour, or when that PE is
-     full, to a PE with room in the same lowest group; swap partners are
-     processes within `depth` hops whose PE holds a neighbour of u (a swap
-     that takes u where it has no neighbour is found from the other side).
-     The best improving change of a process is applied at once; ties keep
-     the first candidate.  Improvements below 1e-12 J count as none.
-   - Effort presets: see preset() below.
+     PEs)) processes: KaHIP's (1 + eps) ceil(n / k) rounded up to a whole
+     process, never above tm.map's capacity.  A split gives W processes to
+     the fewest children, largest first, whose capacities (PEs x L) hold W
+     (processes that do not fill the allocation stay together, as
+     map_nodes.c does for nodes), targets proportional to their PEs, and
+     lets each child grow to its capacity (the partitioner's soft bound set
+     to exactly that), so slack goes where it lowers the cut.  Against
+     KaHIP's per-level share (1 + eps)^(1/height) - 1 this lowered J by 2%
+     (geometric mean of the six rgg_n_2_15_s0 / delaunay_n15 benchmark
+     instances, 6 seeds) and found the optimum on 58 instead of 54 of 60
+     random 6-8 process cases.  A part above its capacity (rounding) is made
+     exact by topomap_partition_refine.
+   - Effort per split: recursive bisection (eco, strong; 4-18% lower J than
+     k-way on the reference graphs) or k-way (fast).  The root split, which
+     carries most of J, gets more multilevel tries (ntries_root, up to 4x
+     more when the graph is small: 2^17 / n) and `root_attempts` complete
+     attempts of which the smallest cut is kept; V-cycles only where the
+     split's distance step is at least `vcycle_share` of the root's (on
+     1:10:100 the PE level, step 1, gets none under eco).  Zero-slack
+     scrambled grids (16 x 16 onto 4:8:4, capacity 2) needed ntries_root 4:
+     with 2, 6 of 48 seeded runs had a top cut 10% above the optimum.
+   - Local search: a move goes to the PE of a neighbour or, when that PE is
+     full, to a PE with room in its lowest group with room that does not
+     hold the process's own PE; swap partners are processes within `depth`
+     hops whose PE holds a neighbour (a swap that takes u where it has no
+     neighbour is found from the other side), at most max_partners of them.
+     The best improving change is applied at once; ties keep the first
+     candidate; improvements below 1e-12 J count as none.  After the
+     multisection and V-cycles it gains 0.1-0.3% on the reference graphs
+     and most on small and sparse allocations.
+   - Presets (effort_preset): measured against KaHIP eco's J on the six
+     instances (6 seeds, medians): fast 1.03, eco 0.95, strong 0.92 of it
+     (benchmarks/bench_hierarchy.py prints the run-by-run ratios).
 
-   Complexity: building the tree O(N log N + N x (sum of arities) x
-   distance) for N PEs; each multisection level costs one partitioning of
-   the whole graph, O(m log n) per bisection level (partition.c); a local
-   search sweep O(sum over active processes of candidates x degree)
-   distance lookups. */
+   Complexity: the tree O(N log N + N x (sum of arities) + min(N, 256)^2)
+   distance lookups for N allocated PEs; each multisection level costs one
+   multilevel partitioning of the whole graph, O(m) per bisection level
+   times ntries, plus O(m) per V-cycle level; a local-search sweep
+   O(sum over active processes of candidates x degree) distance lookups.
+   Memory O(n + m + N). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,7 +258,7 @@ static preset effort_preset(int32_t effort)
     switch (effort) {
     case TOPOMAP_HIER_FAST: return (preset){0, 1, 1, 1, 1, 0.05, 2, 16};
     case TOPOMAP_HIER_STRONG: return (preset){1, 8, 4, 4, 4, 0.0, 16, 256};
-    default: return (preset){1, 4, 2, 1, 2, 0.05, 6, 64};
+    default: return (preset){1, 4, 2, 2, 2, 0.05, 6, 64};
     }
 }
 
@@ -263,7 +277,7 @@ typedef struct {
     double delta_root; /* distance step of the root split */
     int64_t *sxadj;
     int32_t *sadj;
-    double *swgt, *targets, *caps, *pw;
+    double *swgt, *targets, *caps, *pw; /* per used child: PEs, capacity, weight */
     /* local search state */
     int32_t *leaf;  /* process -> leaf group */
     int32_t *load;  /* group -> processes in it */
@@ -339,9 +353,9 @@ static int ctx_init(ctx *c)
     c->queue = malloc(un * sizeof *c->queue);
     c->bfs = malloc(un * sizeof *c->bfs);
     c->active = malloc(un);
-    if (!xadj || !adj || !wgt || !c->proc || !c->plo || !c->phi || !c->loc || !c->part || !c->trial_part || !c->tmp || !c->order ||
-        !c->sxadj || !c->sadj || !c->swgt || !c->targets || !c->caps || !c->pw || !c->leaf || !c->load || !c->cap ||
-        !c->hint || !c->gstamp || !c->pmark || !c->cand || !c->queue || !c->bfs || !c->active)
+    if (!xadj || !adj || !wgt || !c->proc || !c->plo || !c->phi || !c->loc || !c->part || !c->trial_part ||
+        !c->tmp || !c->order || !c->sxadj || !c->sadj || !c->swgt || !c->targets || !c->caps || !c->pw || !c->leaf ||
+        !c->load || !c->cap || !c->hint || !c->gstamp || !c->pmark || !c->cand || !c->queue || !c->bfs || !c->active)
         return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory mapping %d processes onto a hierarchy", (int)n);
     for (int32_t i = 0; i < n; i++) c->loc[i] = -1;
     for (int32_t g = 0; g < ng; g++) c->cap[g] = c->L * (c->h->hi[g] - c->h->lo[g]);
@@ -374,8 +388,9 @@ static topomap_ugraph subgraph(ctx *c, int32_t lo, int32_t hi)
 }
 
 /* One attempt at splitting the group's subgraph sg over `used` children:
-   a soft partition (targets c->targets), made to fit the capacities
-   c->caps, then V-cycles under the soft bounds.  Part weights in c->pw. */
+   a partition with targets c->targets (the children's PEs) whose soft
+   bound is their capacities c->caps, made exact if it is not, then
+   V-cycles under the capacities.  Part weights in c->pw. */
 static int split_once(ctx *c, const topomap_ugraph *sg, int32_t used, int32_t ntries, int32_t vcycles,
                       uint64_t seed, const topomap_i_hspan *sp, int32_t *part, double *cut)
 {
@@ -446,8 +461,8 @@ static int split_group(ctx *c, int32_t g, uint64_t seed, const topomap_i_hspan *
         int32_t vcycles = h->dist[g] - child >= c->pr.vcycle_share * c->delta_root ? c->pr.vcycles : 0;
         int32_t attempts = top ? c->pr.root_attempts : 1, ntries = c->pr.ntries;
         if (top) { /* the root split matters most, and on small graphs more tries cost little */
-            int64_t more = ((int64_t)1 << 17) / W;
-            ntries = more < c->pr.ntries_root ? c->pr.ntries_root : more > 4 * c->pr.ntries_root ? 4 * c->pr.ntries_root : (int32_t)more;
+            int64_t more = ((int64_t)1 << 17) / W, most = 4 * (int64_t)c->pr.ntries_root;
+            ntries = more < c->pr.ntries_root ? c->pr.ntries_root : (int32_t)(more > most ? most : more);
         }
         topomap_rng r;
         topomap_rng_seed(&r, seed);
@@ -456,8 +471,7 @@ static int split_group(ctx *c, int32_t g, uint64_t seed, const topomap_i_hspan *
             double cut = 0;
             topomap_i_hspan s = topomap_i_hspan_sub(sp, (double)a / attempts, (double)(a + 1) / attempts);
             int32_t *out = a == 0 ? c->part : c->trial_part;
-            int rc = split_once(c, &sg, used, ntries, vcycles, topomap_rng_next(&r),
-                                &s, out, &cut);
+            int rc = split_once(c, &sg, used, ntries, vcycles, topomap_rng_next(&r), &s, out, &cut);
             if (rc) return rc;
             if (cut < best) {
                 best = cut;
@@ -693,7 +707,8 @@ static int local_search(ctx *c, uint64_t seed, const topomap_i_hspan *sp, int32_
             if (partner >= 0) push_neighbours(c, partner);
             push(c, u); /* it may improve further from its new place */
         }
-        if (++steps % CHECK_EVERY == 0 && (rc = topomap_i_hspan_report(sp, (double)steps / (double)budget))) goto cleanup;
+        if (++steps % CHECK_EVERY == 0 && (rc = topomap_i_hspan_report(sp, (double)steps / (double)budget)))
+            goto cleanup;
     }
     memcpy(pe_of, topomap_eval_mapping(e), (size_t)n * sizeof *pe_of);
     topomap_eval_metrics(e, &mt);
@@ -743,16 +758,11 @@ int topomap_map_hierarchy(const topomap_machine *m, const topomap_pattern *p, co
     c.n = p->n;
     c.L = avg < capacity ? (int32_t)avg : capacity;
     if (c.L < 1) c.L = 1;
-    for (int32_t j = 0; j < h->nchild[0]; j++)
-        if (h->dist[0] - h->dist[h->first_child[0] + j] > c.delta_root) c.delta_root = h->dist[0] - h->dist[h->first_child[0] + j];
+    for (int32_t j = 0; j < h->nchild[0]; j++) {
+        double step = h->dist[0] - h->dist[h->first_child[0] + j];
+        if (step > c.delta_root) c.delta_root = step;
+    }
     c.pr = effort_preset(opt.effort);
-    if (getenv("P_RA")) c.pr.root_attempts = atoi(getenv("P_RA"));
-    if (getenv("P_NTR")) c.pr.ntries_root = atoi(getenv("P_NTR"));
-    if (getenv("P_NT")) c.pr.ntries = atoi(getenv("P_NT"));
-    if (getenv("P_VC")) c.pr.vcycles = atoi(getenv("P_VC"));
-    if (getenv("P_VS")) c.pr.vcycle_share = atof(getenv("P_VS"));
-    if (getenv("P_SW")) c.pr.sweeps = atoi(getenv("P_SW"));
-    if (getenv("P_REC")) c.pr.recursive = atoi(getenv("P_REC"));
     c.depth = opt.depth;
     trial = malloc((size_t)p->n * sizeof *trial);
     if (!trial) {

@@ -65,7 +65,8 @@ enum {
        edge_cut_messages.  A move or swap then costs O(degree) distance
        lookups (no routes, link loads, max tree or journal), for searches on
        the QAP objective alone.  The other metrics read as NaN (max_dilation
-       and nz_links as -1); link_loads and level_bytes return NULL. */
+       and nz_links as -1); link_loads and level_bytes return NULL; routes
+       are never asked for, so a pair without one is not an error here. */
     TOPOMAP_EVAL_DISTANCE_ONLY = 1
 };
 /* topomap_eval_create with flags (0 = every metric, as topomap_eval_create). */
