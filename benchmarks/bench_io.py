@@ -13,7 +13,9 @@ Workloads (issue 4, item 5), all seeded:
 Reads run with the page cache warm (right after the write), best of ``--repeat``.  The
 figure that matters on a shared machine is the ratio of the reader's time to the time of
 reading the same bytes raw in the same run (``x_cat``, ``x_python``: how many times slower
-than ``cat`` and than Python's ``read()``): the machine's load cancels out of it.
+than ``cat`` and than Python's ``read()``), and the same ratio of CPU seconds (``x_cat_cpu``;
+the reader's threads counted together), which other users' load inflates less than wall
+time.  ``load_average`` in the JSON says how busy the machine was.
 
     python benchmarks/bench_io.py             # ~100 MB per format, writes results/io_throughput.json
     python benchmarks/bench_io.py --quick     # ~5 MB per format
@@ -27,6 +29,7 @@ import importlib.util
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -41,13 +44,21 @@ sys.path.insert(0, os.path.dirname(HERE))
 import topomap as tm  # noqa: E402
 
 
-def best_of(repeat: int, func) -> tuple[float, object]:
-    best, result = float("inf"), None
+def _cpu() -> float:
+    """CPU seconds of this process (all its threads) and of its finished children (cat)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def best_of(repeat: int, func) -> tuple[float, object, float]:
+    """Best wall time, a result, and the best CPU time (which other users' load inflates less)."""
+    best, result, best_cpu = float("inf"), None, float("inf")
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu()
         result = func()
         best = min(best, time.perf_counter() - t)
-    return best, result
+        best_cpu = min(best_cpu, _cpu() - c)
+    return best, result, best_cpu
 
 
 def random_pattern(n: int, nnz: int, seed: int) -> tm.Pattern:
@@ -58,8 +69,8 @@ def random_pattern(n: int, nnz: int, seed: int) -> tm.Pattern:
                                  n=n, provenance={"generator": "bench"})
 
 
-def raw_speed(files: list[str], repeat: int) -> tuple[float, float]:
-    """Seconds to read the files with Python and with cat."""
+def raw_speed(files: list[str], repeat: int) -> tuple[float, float, float, float]:
+    """Seconds (wall, then CPU) to read the files with Python and with cat."""
     def py():
         for f in files:
             with open(f, "rb") as fh:
@@ -69,7 +80,9 @@ def raw_speed(files: list[str], repeat: int) -> tuple[float, float]:
         # xargs keeps the argument list short for 10^5 files
         subprocess.run(["xargs", "-0", "cat"], input="\0".join(files).encode(), stdout=subprocess.DEVNULL, check=True)
 
-    return best_of(repeat, py)[0], best_of(repeat, cat)[0]
+    py_s, _, py_cpu = best_of(repeat, py)
+    cat_s, _, cat_cpu = best_of(repeat, cat)
+    return py_s, cat_s, py_cpu, cat_cpu
 
 
 def ompi_run(directory: str, ranks: int, peers: int, seed: int) -> list[str]:
@@ -139,14 +152,15 @@ def run_case(name: str, workdir: str, make, repeat: int) -> dict:
     write_s = time.perf_counter() - t
     files = [f for f in files if os.path.isfile(f)]
     size = sum(os.path.getsize(f) for f in files)
-    read_s, pat = best_of(repeat, lambda: tm.io.read(target))
-    py_s, cat_s = raw_speed(files, repeat)
+    read_s, pat, read_cpu = best_of(repeat, lambda: tm.io.read(target))
+    py_s, cat_s, py_cpu, cat_cpu = raw_speed(files, repeat)
     mb = size / 1e6
     row = {"format": name, "files": len(files), "MB": round(mb, 1), "n": pat.n, "nnz": pat.nnz,
            "write_s": round(write_s, 3), "read_s": round(read_s, 3), "read_MBps": round(mb / read_s, 1),
            "python_read_MBps": round(mb / py_s, 1), "cat_MBps": round(mb / cat_s, 1),
            "read_vs_python_read": round(py_s / read_s, 3), "x_cat": round(read_s / cat_s, 2),
-           "x_python": round(read_s / py_s, 2)}
+           "x_python": round(read_s / py_s, 2), "read_cpu_s": round(read_cpu, 3), "cat_cpu_s": round(cat_cpu, 3),
+           "python_read_cpu_s": round(py_cpu, 3), "x_cat_cpu": round(read_cpu / max(cat_cpu, 1e-9), 2)}
     shutil.rmtree(workdir, ignore_errors=True)
     return row
 
@@ -199,10 +213,11 @@ def main() -> None:
             print(f"{r['format']:<13}{r['files']:>7}{r['MB']:>8.1f} MB  n={r['n']:<8} nnz={r['nnz']:<9} "
                   f"write {r['write_s']:7.2f} s  read {r['read_s']:7.2f} s = {r['read_MBps']:7.1f} MB/s  "
                   f"(python read {r['python_read_MBps']:7.1f}, cat {r['cat_MBps']:7.1f} MB/s; "
-                  f"x{r['x_cat']:.1f} cat, x{r['x_python']:.1f} python)", flush=True)
+                  f"x{r['x_cat']:.1f} cat, x{r['x_python']:.1f} python; CPU x{r['x_cat_cpu']:.1f} cat)", flush=True)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     meta = {"python": sys.version.split()[0], "numpy": np.__version__, "machine": platform.machine(),
-            "cpus": os.cpu_count(), "quick": args.quick, "repeat": args.repeat, "cache": "warm"}
+            "cpus": os.cpu_count(), "quick": args.quick, "repeat": args.repeat, "cache": "warm",
+            "load_average": os.getloadavg()}
     with open(args.out, "w") as fh:
         json.dump({"meta": meta, "rows": rows}, fh, indent=2)
     print(f"wrote {args.out}")

@@ -14,7 +14,7 @@ from topomap import FormatError, PatternError
 from topomap.io import _text, csv_edges, dense, matrixmarket, metis, scotch_grf
 from test_io_fuzz import mutate, mutations
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                             HealthCheck.too_slow])
 
 
@@ -252,7 +252,7 @@ def test_readers_fast_equals_reference_on_broken_files(tmp_path, monkeypatch, ex
 # ---------------------------------------------------------------- chunks (threads)
 
 @pytest.mark.parametrize("ext", sorted(FAST_PATHS))
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), edits=st.one_of(st.just([]), mutations()))
 def test_results_do_not_depend_on_chunks(tmp_path, monkeypatch, ext, data, edits):
     pat, how = data.draw(written_files(ext))
@@ -270,7 +270,7 @@ def test_results_do_not_depend_on_chunks(tmp_path, monkeypatch, ext, data, edits
         assert_same_outcome(other, outcomes[0])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([b"0", b"17", b"-3", b"123456789", b"2.5", b"1e3", b"-0", b"x"]),
                           st.sampled_from([b" ", b"\n", b"\t", b",", b"\r\n", b" # c\n"])), max_size=40),
        st.booleans(), st.integers(2, 64))
@@ -389,7 +389,7 @@ def test_monitoring_sections_summed_like_the_reference(tmp_path, monkeypatch):
     assert ompi_monitoring._read_scanned(files, label, ("E", "I", "C")) is not None  # the C scanner read it
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 10**19), max_size=12), min_size=3, max_size=40),
        st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from([b"x", b"-3", b"2.5", b"+7", b"1e3", b"nan", b"\xff",
                                                                      b"#", b"-0", b"\n", b"  ", b","])), max_size=3),

@@ -1,25 +1,29 @@
-/* Whole-buffer number parsing for the pattern file readers (grammar in topomap/tokenize.h).
+/* Text scanning for the pattern file readers (grammar in topomap/tokenize.h): numbers of
+ * whole buffers in several output shapes (every number, typed table columns, adjacency rows,
+ * non-zero entries), and the record formats of per-rank runs (Open MPI pml_monitoring,
+ * dumpi2ascii) read straight from their files.
  *
- * Why in C: the readers of 10^8-byte pattern files spend their time splitting and
- * converting numbers; NumPy's text parser costs 40-150 ns per token, this loop about
- * one ns per byte.  Choices the format descriptions leave open, made here once for
- * every reader: ASCII whitespace as separators (what Python's bytes.split() uses),
- * integers checked for int64 overflow rather than clipped, decimals converted
- * with strtod after the grammar check so that hexadecimal floats and
+ * Why in C: the readers of 10^8-byte pattern files spent their time splitting and converting
+ * numbers and building arrays from them; NumPy's text parser costs 40-150 ns per token, this
+ * code one to two ns per byte, and it writes the arrays the pattern keeps.  Choices the format
+ * descriptions leave open, made here once for every reader: ASCII whitespace as separators
+ * (what Python's bytes.split() uses), integers checked for int64 overflow rather than clipped,
+ * decimals converted with strtod after the grammar check so that hexadecimal floats and
  * "nan(...)" forms are rejected like the Python tier rejects them.
  *
- * Speed choices: tokens of at most 18 digits (below 2^63, the common case) are
- * converted while they are scanned; everything else goes through the general
- * classifier.  Chunks are whole lines, so each thread starts in a known state;
- * the counting pass needs no conversion and is written so the compiler can
- * vectorise it.  When values may be floats, integers are stored as int64 until
- * the first float token and converted in place afterwards (int64 and double
- * have the same size), so a text of integers is never converted twice and the
- * caller learns the type from one pass.  "-0" is stored as INT64_MIN (outside
- * the grammar's range) until then, so a block that turns out to hold floats
- * keeps the sign of its zeros, as Python's float() does.  Threading never
- * changes a result: chunks fill disjoint slices, and faults are reported in
- * text order.  Cost: two passes over the text, O(len) each.
+ * Speed choices.  Chunks are whole lines, so each thread starts in a known state; threading
+ * never changes a result: chunks fill disjoint slices and faults are reported in text order.
+ * The counting pass needs no conversion and reads 64 bytes at a time.  The converting pass
+ * has two lanes over the same lines: lines of unsigned integers and blanks (the bulk of large
+ * files) are read from bit masks of 64-byte blocks (SSE2, in every x86-64), numbers of up to
+ * 8 digits converted as one 8-byte word (no loop whose exit a branch predictor would miss on
+ * every token); any other line goes to the byte lane, which handles every token and comment.
+ * When values may be floats, integers are stored as int64 until the first float token and
+ * converted in place afterwards (int64 and double have the same size), so a text of integers
+ * is never converted twice and the caller learns the type from one pass.  "-0" is stored as
+ * INT64_MIN (outside the grammar's range) until then, so a block that turns out to hold floats
+ * keeps the sign of its zeros, as Python's float() does.  Cost: two passes over the text,
+ * O(len) each.
  */
 #include <math.h>
 #include <omp.h>

@@ -158,6 +158,49 @@ static void test_canonical_check(void)
     CHECK(topomap_first_bad_weight(w, 4) == 3 && topomap_first_bad_weight(w, 3) == -1);
 }
 
+/* Large inputs are checked in parts on several threads: an order fault exactly where a part
+   ends is seen, as is the first bad entry of a later part. */
+static void test_parts(void)
+{
+    enum { N = 1000, PER = 300, NNZ = N * PER };
+    int32_t *src = malloc(NNZ * sizeof *src), *dst = malloc(NNZ * sizeof *dst);
+    double *w = malloc(NNZ * sizeof *w);
+    int64_t *row_ptr = malloc((N + 1) * sizeof *row_ptr);
+    for (int32_t i = 0; i <= N; i++) row_ptr[i] = (int64_t)i * PER;
+    for (int64_t k = 0; k < NNZ; k++) {
+        src[k] = (int32_t)(k / PER);
+        dst[k] = (int32_t)((k % PER) + (k % PER >= k / PER)); /* skip the diagonal: 0..PER without i */
+        w[k] = 1 + (double)(k % 7);
+    }
+    topomap_edges e = {NNZ, src, dst, 0, w, NULL, NULL}, rows = {NNZ, NULL, dst, 0, w, NULL, row_ptr};
+    topomap_edges_info info;
+    for (int omp_parts = 0; omp_parts < 2; omp_parts++) {
+        topomap_edges *x = omp_parts ? &rows : &e;
+        topomap_edges_check(N, x, &info);
+        CHECK(info.first_bad == -1 && info.canonical && info.rows_sorted && info.self_entries == 0);
+        for (int t = 2; t <= 8; t++) { /* swap two neighbours across every possible part boundary */
+            int64_t at = (int64_t)NNZ * (t / 2) / t;
+            int32_t keep = dst[at - 1];
+            dst[at - 1] = dst[at];
+            dst[at] = keep;
+            topomap_edges_check(N, x, &info);
+            CHECK(info.first_bad == -1 && !info.canonical && info.rows_sorted);
+            dst[at] = dst[at - 1];
+            dst[at - 1] = keep;
+        }
+        w[NNZ - 5] = -1;
+        w[NNZ - 2] = NAN;
+        topomap_edges_check(N, x, &info);
+        CHECK(info.first_bad == NNZ - 5);
+        w[NNZ - 5] = 1;
+        w[NNZ - 2] = 1;
+    }
+    src[NNZ / 2] = src[NNZ / 2 - 1] - 1; /* a sender going back */
+    topomap_edges_check(N, &e, &info);
+    CHECK(info.first_bad == -1 && !info.rows_sorted && !info.canonical);
+    free(src), free(dst), free(w), free(row_ptr);
+}
+
 int main(void)
 {
     test_canonical_passes_through();
@@ -165,5 +208,6 @@ int main(void)
     test_rows_given();
     test_invalid_entries();
     test_canonical_check();
+    test_parts();
     return check_report();
 }

@@ -2,8 +2,10 @@
    int64 bounds, decimal conversion, the offset of the first bad token, comments, tables,
    non-zero entries, and results independent of the number of chunks. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "check.h"
 #include "topomap/error.h"
 #include "topomap/tokenize.h"
@@ -357,6 +359,144 @@ static void test_block_lane_faults(void)
     free(text), free(v), free(c);
 }
 
+/* One number beyond int64 (a float) moved over every line of a text: whichever lane and chunk
+   reads it first, the values before it stay integers converted once. */
+static void test_first_float_anywhere(void)
+{
+    enum { LINES = 120 };
+    char text[LINES * 40];
+    double one[LINES * 8], many[LINES * 8];
+    int64_t c1[LINES + 1], c2[LINES + 1];
+    for (int at = 0; at < LINES; at++) {
+        size_t len = 0;
+        for (int l = 0; l < LINES; l++)
+            len += (size_t)snprintf(text + len, sizeof text - len, l == at ? "%d 12 99999999999999999999 7\n"
+                                                                           : "%d 12 345 6789\n", l);
+        topomap_scan s;
+        topomap_scan_info info;
+        topomap_scan_init(&s, text, (int64_t)len, 0, -1, 0, 1);
+        CHECK(topomap_scan_numbers(&s, 0, one, c1, &info) == 0 && info.is_float);
+        for (int chunks = 2; chunks <= 7; chunks++) {
+            topomap_scan_init(&s, text, (int64_t)len, 0, -1, 0, chunks);
+            CHECK(topomap_scan_numbers(&s, 0, many, c2, &info) == 0);
+            CHECK(memcmp(one, many, (size_t)s.tokens[s.nchunks] * sizeof *one) == 0);
+        }
+        CHECK(one[4 * at + 2] == 1e20 && one[4 * (LINES - 1)] == LINES - 1);
+    }
+}
+
+/* A file name of this process's own (test runs may overlap): bin/tok_<stamp>_<tag>. */
+static const char *own_name(char *out, size_t room, const char *tag)
+{
+    static int local;
+    snprintf(out, room, "bin/tok_%lx_%lx_%s", (unsigned long)(uintptr_t)&local, (unsigned long)time(NULL) ^
+             (unsigned long)clock(), tag);
+    return out;
+}
+
+/* Write `text` to the test's own file `name` (removed by the caller). */
+static void put(const char *name, const char *text)
+{
+    FILE *f = fopen(name, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_monitoring_files(void)
+{
+    char n0[96], n1[96], n2[96];
+    const char *names[3] = {own_name(n0, sizeof n0, "run.0.prof"), own_name(n1, sizeof n1, "run.1.prof"),
+                            own_name(n2, sizeof n2, "run.2.prof")};
+    put(names[0], "# POINT TO POINT\nE\t0\t1\t4672 bytes\t5 msgs sent\t5,0,0,15\nI\t0\t2\t0 bytes\t3 msgs sent\n"
+                  "\n  \t\nD\tMPI_COMM_WORLD\tprocs: 0,1,2\nO2A\t0\t10 bytes\t1 msgs sent\nA2O\t-1\t0 bytes\t0 msgs sent\n"
+                  "A2A\t0\t60 bytes\t4 msgs sent\n");
+    put(names[1], "E\t1\t0\t123456789012345678901 bytes\t1 msgs sent\r\nC\tSELF\tprocs: (null)\r\n"
+                  "O2A\t1\t0 bytes\t0 msgs sent\r\nA2O\t1\t0 bytes\t0 msgs sent\r\nA2A\t1\t0 bytes\t0 msgs sent");
+    put(names[2], "");
+    topomap_monitoring m;
+    CHECK(topomap_read_monitoring(names, 3, &m) == 0 && m.bad_file == -1);
+    CHECK(m.np2p == 3 && m.nparts == 8);
+    CHECK(m.p2p[0].kind == 'E' && m.p2p[0].me == 0 && m.p2p[0].peer == 1 && m.p2p[0].bytes == 4672 &&
+          m.p2p[0].msgs == 5 && m.p2p[0].file == 0);
+    CHECK(m.p2p[1].kind == 'I' && m.p2p[1].peer == 2 && m.p2p[1].bytes == 0);
+    CHECK(m.p2p[2].file == 1 && m.p2p[2].bytes == 123456789012345678901.0); /* read as float() reads it */
+    CHECK(m.parts[0].kind == 'H' && m.parts[0].procs == 1 && m.parts[0].procs_count == 3 && m.parts[0].procs_max == 2);
+    CHECK(m.parts[0].name_len == 14 && memcmp(m.names + m.parts[0].name_at, "MPI_COMM_WORLD", 14) == 0);
+    CHECK(m.parts[1].kind == 'O' && m.parts[1].bytes == 10 && m.parts[2].kind == 'A' && m.parts[2].rank == -1);
+    CHECK(m.parts[3].kind == 'X' && m.parts[3].msgs == 4);
+    CHECK(m.parts[4].kind == 'H' && m.parts[4].procs == 0 && m.parts[4].file == 1 &&
+          memcmp(m.names + m.parts[4].name_at, "SELF", 4) == 0);
+    topomap_monitoring_free(&m);
+    const char *bad[] = {"E\t0\t1\t5 bytes\t1 msgs\n", "E\t0\t12345678901\t5 bytes\t1 msgs sent\n",
+                         "X\t0\t1\t5 bytes\t1 msgs sent\n", "O2A\t0\t5 bytes\t1 msgs sent\tx\n", " # not a comment\n",
+                         "D\tname\tprocs: 1,2\nE\t0\t1\t5 bytes\t1 msgs sent\t1,x\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        put(names[1], bad[i]);
+        CHECK(topomap_read_monitoring(names, 3, &m) == 0 && m.bad_file == 1 && m.bad_line == (i == 5 ? 2 : 1));
+        CHECK(m.np2p == 0 && m.p2p == NULL);
+        topomap_monitoring_free(&m);
+    }
+    put(names[1], "D\tx\tprocs: 1,,2\nD\ty\tprocs: 99999999999\n");
+    CHECK(topomap_read_monitoring(names, 3, &m) == 0 && m.bad_file == -1);
+    CHECK(m.parts[4].procs == -1 && m.parts[5].procs == -1); /* for the reader to refuse */
+    topomap_monitoring_free(&m);
+    remove(names[2]);
+    CHECK(topomap_read_monitoring(names, 3, &m) == 0 && m.bad_file == 2 && m.bad_line == 0);
+    topomap_monitoring_free(&m);
+    remove(names[0]);
+    remove(names[1]);
+}
+
+static void test_dumpi_files(void)
+{
+    char n0[96], n1[96];
+    const char *names[2] = {own_name(n0, sizeof n0, "dumpi-0.txt"), own_name(n1, sizeof n1, "dumpi-1.txt")};
+    const char *types[] = {"MPI_DOUBLE", "MPI_INT"};
+    const int64_t sizes[] = {8, 4};
+    const char *send = "MPI_Send entering at walltime 1.5, cputime 0.1 seconds in thread 0.\n"
+                       "int count=4\nMPI_Datatype datatype=14 (MPI_DOUBLE)\nint dest=1\nint tag=0\n"
+                       "MPI_Comm comm=2 (MPI_COMM_WORLD)\nMPI_Send returning at walltime 1.6, cputime 0.1 seconds in thread 0.\n";
+    char text[4096];
+    snprintf(text, sizeof text,
+             "%sMPI_Sendrecv entering at walltime 2.0, cputime 0.2 seconds in thread 0.\r\nPerfcounters: [x]\n"
+             "int sendcount=3\nMPI_Datatype sendtype=40 (user type)\nint dest=-1\nint sendtag=1\nint recvcount=3\n"
+             "MPI_Datatype recvtype=9 (MPI_INT)\nint source=1\nint recvtag=1\nMPI_Comm comm=5 (user comm)\n"
+             "MPI_Sendrecv_replace entering at walltime 3.0, cputime 0.3 seconds in thread 0.\nint count=7\n"
+             "MPI_Datatype datatype=9 (MPI_INT)\nint dest=0\nint sendtag=1\nint source=0\nint recvtag=1\n"
+             "MPI_Comm comm=3 (MPI_COMM_SELF)\nDatatype 40 (user type) has size 24\nDatatype 14 (MPI_DOUBLE) has size 16\n",
+             send);
+    put(names[0], text);
+    put(names[1], send);
+    topomap_dumpi d;
+    CHECK(topomap_read_dumpi(names, 2, types, sizes, 2, &d) == 0 && d.bad_file == -1 && d.nsends == 4);
+    CHECK(d.sends[0].count == 4 && d.sends[0].size == 16 && d.sends[0].dest == 1 && d.sends[0].comm == 2);
+    CHECK(d.sends[1].count == 3 && d.sends[1].size == 24 && d.sends[1].dest == -1 && d.sends[1].comm == 5);
+    CHECK(d.sends[2].count == 7 && d.sends[2].size == 4 && d.sends[2].comm == 3 && d.sends[2].file == 0);
+    CHECK(d.sends[3].size == 8 && d.sends[3].file == 1); /* file 1 has no size lines: the built-in size */
+    topomap_dumpi_free(&d);
+    const char *bad[] = {
+        "MPI_Send entering at walltime 1.5, cputime 0.1 seconds in thread 0.\nint count=4\n", /* truncated */
+        "MPI_Init entering at walltime 1.0, cputime 0.0 seconds in thread 0.\nMPI_Isend entering at walltime x\n",
+        "MPI_Send entering at walltime 1.5, cputime 0.1 seconds in thread 0.\nint count=4\n"
+        "MPI_Datatype datatype=77 (MPI_MYSTERY)\nint dest=1\nint tag=0\nMPI_Comm comm=2 (MPI_COMM_WORLD)\n",
+        "no calls at all\n",
+        "MPI_Send entering at walltime 1.5, cputime 0.1 seconds in thread 0.\nint count=99999999999999999999\n"
+        "MPI_Datatype datatype=14 (MPI_DOUBLE)\nint dest=1\nint tag=0\nMPI_Comm comm=2 (MPI_COMM_WORLD)\n",
+        "MPI_Init entering at walltime 1.0, cputime 0.0 seconds in thread 0.\n\xc3\x28\n",
+        "MPI_Send entering at walltime 1.5, cputime 0.1 seconds in thread 0.\nint count=4\n"
+        "MPI_Datatype datatype=14 (MPI_DOUBLE)\nint dest=1\nint tag=0\nMPI_Comm comm=2 (MPI_COMM_WORLD)\n"
+        "Datatype 14 (MPI_DOUBLE) has size -8\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        put(names[1], bad[i]);
+        CHECK(topomap_read_dumpi(names, 2, types, sizes, 2, &d) == 0 && d.bad_file == 1 && d.nsends == 0);
+        topomap_dumpi_free(&d);
+    }
+    remove(names[0]);
+    remove(names[1]);
+}
+
 int main(void)
 {
     test_integers_and_lines();
@@ -370,5 +510,8 @@ int main(void)
     test_chunks_agree();
     test_block_lane_agrees();
     test_block_lane_faults();
+    test_first_float_anywhere();
+    test_monitoring_files();
+    test_dumpi_files();
     return check_report();
 }

@@ -8,9 +8,14 @@ strict line-by-line tier re-reads that one line and raises
 :class:`~topomap.errors.FormatError` naming the file, line and token; when C
 cannot convert a valid number (a decimal longer than 127 characters, an unusual
 C locale) the strict tier parses the whole block.  The strict tier is also the
-reference the C tier is tested against.  :func:`parse_table` is the fastest
-path for files of fixed-width lines: the columns come out of C already typed,
-or ``None`` says "not a clean table, ask :func:`parse_block`".
+reference the C tier is tested against.
+
+Readers first try the shape their format has, straight from C and typed as the
+pattern keeps it: :func:`parse_table` (fixed-width lines: CSV, MatrixMarket),
+:func:`parse_rows` (adjacency lines: METIS, Scotch), :func:`parse_nonzeros`
+(dense matrices: only the non-zero numbers).  ``None`` says "not that clean
+shape": the reader then takes :func:`parse_block` and its checks, which name
+the fault.
 
 Large files are memory-mapped (:func:`read_text`): the tokenizer reads the page
 cache in place instead of copying the file into a fresh buffer, which costs
@@ -28,6 +33,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -124,32 +130,27 @@ def _strip_comment(raw: bytes, comment: bytes | None, whole_line: bool) -> bytes
     return raw.split(comment, 1)[0]
 
 
+@dataclass(frozen=True)
 class Block:
     """Numbers of a block of lines.
 
     ``values`` holds every number in file order (int64 when every token is an
     integer, else float64), ``counts[i]`` how many are on line
-    ``first_line + i`` (computed on first use when the parse did not ask for
-    them); ``comment_lines`` lists the block-relative indices of whole-line
-    comments (when the caller asked for them); ``filled_lines``,
-    ``min_width`` and ``max_width`` summarise the lines holding numbers;
-    ``data`` is the text as given, kept for error messages.
+    ``first_line + i``; ``comment_lines`` lists the block-relative indices of
+    whole-line comments (when the caller asked for them); ``data`` is the text
+    as given, kept for error messages, read with the comment marker and commas
+    setting the block was parsed with.
     """
 
-    def __init__(self, path: str, data, values: np.ndarray, counts: "np.ndarray | None", first_line: int,
-                 comment_lines: np.ndarray, filled_lines: int, min_width: int, max_width: int, *, commas: bool,
-                 comment: bytes | None, whole_line_comments: bool) -> None:
-        self.path, self.data, self.values, self._counts = path, data, values, counts
-        self.first_line, self.comment_lines = first_line, comment_lines
-        self.filled_lines, self.min_width, self.max_width = filled_lines, min_width, max_width
-        self.commas, self.comment, self.whole_line_comments = commas, comment, whole_line_comments
-
-    @property
-    def counts(self) -> np.ndarray:
-        if self._counts is None:
-            self._counts = parse_block(self.path, self.data, self.first_line, integer=False, comment=self.comment,
-                                       whole_line_comments=self.whole_line_comments, commas=self.commas).counts
-        return self._counts
+    path: str
+    data: object
+    values: np.ndarray
+    counts: np.ndarray
+    first_line: int
+    comment_lines: np.ndarray
+    commas: bool
+    comment: bytes | None
+    whole_line_comments: bool
 
     def line_of(self, token: int) -> int:
         """File line number of the ``token``-th number of the block."""
@@ -178,8 +179,7 @@ def _comment_byte(comment: bytes | None) -> int:
 
 
 def parse_block(path: str, data, first_line: int = 1, *, integer: bool, comment: bytes | None = None,
-                whole_line_comments: bool = False, commas: bool = False, start: int = 0,
-                counts: bool = True) -> Block:
+                whole_line_comments: bool = False, commas: bool = False, start: int = 0) -> Block:
     """Parse every number in ``data[start:]`` (lines ``first_line``, ``first_line + 1``, ...).
 
     Parameters
@@ -197,19 +197,16 @@ def parse_block(path: str, data, first_line: int = 1, *, integer: bool, comment:
         Commas separate tokens like blanks.
     start : int
         Offset of the block in ``data``.
-    counts : bool
-        Compute the per-line counts now (else on first use of ``Block.counts``).
     """
     view = _view(data, start)
-    result = _core.scan_numbers(view, integer, commas, _comment_byte(comment), whole_line_comments, counts, CHUNKS)
+    result = _core.scan_numbers(view, integer, commas, _comment_byte(comment), whole_line_comments, True, CHUNKS)
     if len(result) == 6:
-        values, line_counts, filled, min_width, max_width, ncomments = result
+        values, line_counts, _, _, _, ncomments = result
         comment_lines = np.zeros(0, dtype=np.int64)
-        if ncomments and line_counts is not None:
+        if ncomments:
             comment_lines = np.flatnonzero(line_counts < 0)
             line_counts[comment_lines] = 0
-        return Block(path, view, values, line_counts, first_line, comment_lines, filled, min_width, max_width,
-                     commas=commas, comment=comment, whole_line_comments=whole_line_comments)
+        return Block(path, view, values, line_counts, first_line, comment_lines, commas, comment, whole_line_comments)
     raw = bytes(view)
     comment_lines = np.zeros(0, dtype=np.int64)
     stripped = raw
@@ -219,11 +216,9 @@ def parse_block(path: str, data, first_line: int = 1, *, integer: bool, comment:
     if result[0] is None:
         _raise_for_line(path, text, first_line, integer, raw.count(b"\n", 0, result[1]))
     values, line_counts = _parse_slow(path, text, first_line, integer)
-    filled = line_counts[line_counts > 0]
     # a comment on a last line without a newline leaves no line behind
-    return Block(path, view, values, line_counts, first_line, comment_lines[comment_lines < line_counts.size],
-                 int(filled.size), int(filled.min()) if filled.size else 0, int(line_counts.max(initial=0)),
-                 commas=commas, comment=comment, whole_line_comments=whole_line_comments)
+    return Block(path, view, values, line_counts, first_line, comment_lines[comment_lines < line_counts.size], commas,
+                 comment, whole_line_comments)
 
 
 def parse_table(data, types: str, *, comment: bytes | None = None, whole_line_comments: bool = False,
@@ -237,6 +232,30 @@ def parse_table(data, types: str, *, comment: bytes | None = None, whole_line_co
     tells what is wrong.  Other arguments as for :func:`parse_block`.
     """
     return _core.scan_table(_view(data, start), types, commas, _comment_byte(comment), whole_line_comments, CHUNKS)
+
+
+def parse_rows(data, n: int, *, head: int, degree: bool, step: int, weight_first: bool, base: int,
+               start: int = 0) -> "tuple[np.ndarray, np.ndarray, np.ndarray] | None":
+    """Adjacency lists, line ``i`` of ``data[start:]`` being row ``i`` of ``n``.
+
+    A row holds ``head`` non-negative integers (vertex values, not kept), then
+    (with ``degree``) its number of entries, then its entries of ``step``
+    integers: a neighbour id in ``[base, base + n)`` and, when ``step`` is 2, a
+    non-negative weight (first when ``weight_first``).  Lines after the last
+    row hold no numbers.  Returns ``(row_ptr, dst, weights)`` (CSR arrays, ids
+    less ``base``, weights 1 when there are none), or ``None`` for any other
+    text.
+    """
+    return _core.scan_rows(_view(data, start), n, head, int(degree), step, weight_first, base, CHUNKS)
+
+
+def parse_nonzeros(data, *, comment: bytes | None = None,
+                   commas: bool = False) -> "tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None":
+    """The numbers of ``data`` that are not zero: ``(line, column, value, line_counts)``
+    (0-based line and position in the line; ``line_counts`` as :attr:`Block.counts`), or
+    ``None`` when a token is outside the grammar (:func:`parse_block` names it)."""
+    found = _core.scan_nonzeros(data, commas, _comment_byte(comment), False, CHUNKS)
+    return found if len(found) == 4 else None
 
 
 def _drop_comments(data: bytes, comment: bytes, whole_line: bool) -> tuple[bytes, np.ndarray]:

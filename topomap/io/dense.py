@@ -9,9 +9,7 @@ import numpy as np
 from ..errors import FormatError, PatternError
 from ..pattern import Pattern
 from ._format import number_column, write_rows
-from .. import _core
-from . import _text
-from ._text import parse_block, read_text
+from ._text import parse_block, parse_nonzeros, read_text
 
 _MAX_DENSE = 50_000
 
@@ -67,8 +65,8 @@ def _read_nonzeros(data, provenance: dict) -> Pattern | None:
     """The pattern from the non-zero numbers alone (C skips the zeros: a matrix of 1 %
     non-zeros never exists as an array), when the text is a square matrix of valid volumes;
     None sends it to :func:`_read_text`, which names what is wrong."""
-    found = _core.scan_nonzeros(data, True, ord("#"), False, _text.CHUNKS)
-    if len(found) != 4:
+    found = parse_nonzeros(data, comment=b"#", commas=True)
+    if found is None:
         return None
     line, col, value, counts = found
     filled = counts > 0

@@ -33,9 +33,7 @@ import numpy as np
 from ..errors import FormatError
 from ..pattern import Pattern
 from ._format import write_adjacency
-from .. import _core
-from . import _text
-from ._text import check_text_line, iter_lines, parse_block, read_text
+from ._text import check_text_line, iter_lines, parse_block, parse_rows, read_text
 from ._undirected import undirected_weights
 
 
@@ -114,7 +112,8 @@ def _read_rows(data, body_at: int, n: int, m: int, head: int, weighted: bool, pr
     """The pattern straight from C when line ``i`` of the body is vertex ``i`` (no comment
     lines) and every number is valid: the rows come out as CSR arrays.  None sends the file
     to the checks of :func:`read_metis`, which name what is wrong."""
-    rows = _core.scan_rows(memoryview(data)[body_at:], n, head, 0, 2 if weighted else 1, False, 1, _text.CHUNKS)
+    rows = parse_rows(data, n, head=head, degree=False, step=2 if weighted else 1, weight_first=False, base=1,
+                      start=body_at)
     if rows is None or int(rows[0][-1]) != 2 * m:
         return None
     row_ptr, dst, weight = rows

@@ -33,9 +33,7 @@ import numpy as np
 from ..errors import FormatError
 from ..pattern import Pattern
 from ._format import write_adjacency
-from .. import _core
-from . import _text
-from ._text import _INT_RE, iter_lines, parse_block, read_text
+from ._text import _INT_RE, iter_lines, parse_block, parse_rows, read_text
 from ._undirected import undirected_weights
 
 
@@ -138,8 +136,8 @@ def _read_rows(path: str, data) -> Pattern | None:
     if version != 0 or not 1 <= n < 2**31 or arcs < 0 or base not in (0, 1) or flag not in (0, 1, 10, 11):
         return None
     weighted, loads = flag >= 10, flag % 10 == 1
-    rows = _core.scan_rows(memoryview(data)[body_at:], n, int(loads), 1, 2 if weighted else 1, True, base,
-                           _text.CHUNKS)
+    rows = parse_rows(data, n, head=int(loads), degree=True, step=2 if weighted else 1, weight_first=True, base=base,
+                      start=body_at)
     if rows is None or int(rows[0][-1]) != arcs:
         return None
     row_ptr, dst, weight = rows
