@@ -46,7 +46,10 @@ def compare(pattern: Any, allocation: Allocation, methods: Sequence[str] | None 
     pat = as_pattern(pattern)
     if isinstance(methods, str):
         methods = [methods]
-    names = list(methods) if methods is not None else [m for m in DEFAULT_METHODS if m in registered()]
+    if methods is None:
+        known = registered()
+        methods = [m for m in DEFAULT_METHODS if m in known]
+    names = list(methods)
     if normalize is not None and normalize not in names:
         names = [normalize, *names]
     if not names:

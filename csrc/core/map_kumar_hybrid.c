@@ -148,38 +148,6 @@ cleanup:
     return rc;
 }
 
-/* Task part of each process: C + C^T cut into K parts of at most slots[j] processes. */
-static int part_tasks(const topomap_pattern *p, int32_t K, const int64_t *slots, const topomap_run_options *run,
-                      int32_t *tpart)
-{
-    int64_t nnz = p->indptr[p->n];
-    int64_t *xadj = malloc(((size_t)p->n + 1) * sizeof *xadj);
-    int32_t *adj = malloc(2 * (size_t)nnz * sizeof *adj + 1);
-    double *w = malloc(2 * (size_t)nnz * sizeof *w + 1), *targets = malloc((size_t)K * sizeof *targets);
-    int rc = TOPOMAP_OK;
-    if (!xadj || !adj || !w || !targets) {
-        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory partitioning %d processes", (int)p->n);
-        goto cleanup;
-    }
-    rc = topomap_ugraph_from_pattern(p, xadj, adj, w);
-    if (rc) goto cleanup;
-    for (int32_t j = 0; j < K; j++) targets[j] = (double)slots[j];
-    topomap_ugraph g = {p->n, xadj, adj, w, NULL};
-    topomap_partition_options popt;
-    topomap_partition_options_init(&popt);
-    popt.hard = 1;
-    popt.seed = run->seed;
-    popt.progress = run->progress;
-    popt.progress_ctx = run->progress_ctx;
-    rc = topomap_partition(&g, K, targets, &popt, tpart, NULL, NULL);
-cleanup:
-    free(xadj);
-    free(adj);
-    free(w);
-    free(targets);
-    return rc;
-}
-
 /* GRASP of the part quotient: task part i -> node part part_loc[i]. */
 static int map_parts(const topomap_machine *m, const topomap_alloc_nodes *an, const topomap_pattern *p, int32_t K,
                      const int32_t *npart, const int32_t *tpart, const int64_t *slots,
@@ -360,7 +328,7 @@ int topomap_map_kumar_hybrid(const topomap_machine *m, const topomap_pattern *p,
     rc = part_nodes(m, an, K, &sub[0], npart);
     if (rc) goto cleanup;
     for (int32_t a = 0; a < M; a++) slots[npart[a]] += an->slots[a];
-    rc = part_tasks(p, K, slots, &sub[1], tpart);
+    rc = topomap_partition_processes(p, K, slots, &sub[1], tpart);
     if (!rc) rc = map_parts(m, an, p, K, npart, tpart, slots, opt, &sub[2], part_loc);
     if (!rc) rc = map_pairs(m, an, p, capacity, K, npart, tpart, part_loc, opt, &sub[3], pe_of);
 cleanup:

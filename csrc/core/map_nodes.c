@@ -116,6 +116,12 @@ int topomap_group_by_node(const topomap_pattern *p, const topomap_alloc_nodes *a
         memset(group, 0, (size_t)p->n * sizeof *group);
         return TOPOMAP_OK;
     }
+    return topomap_partition_processes(p, k, group_slots, run, group);
+}
+
+int topomap_partition_processes(const topomap_pattern *p, int32_t k, const int64_t *slots,
+                                const topomap_run_options *run, int32_t *part)
+{
     int64_t nnz = p->indptr[p->n];
     int64_t *xadj = malloc(((size_t)p->n + 1) * sizeof *xadj);
     int32_t *adj = malloc(2 * (size_t)nnz * sizeof *adj + 1);
@@ -123,12 +129,12 @@ int topomap_group_by_node(const topomap_pattern *p, const topomap_alloc_nodes *a
     double *targets = malloc((size_t)k * sizeof *targets);
     int rc = TOPOMAP_OK;
     if (!xadj || !adj || !wgt || !targets) {
-        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory grouping %d processes", (int)p->n);
+        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory partitioning %d processes", (int)p->n);
         goto cleanup;
     }
     rc = topomap_ugraph_from_pattern(p, xadj, adj, wgt);
     if (rc) goto cleanup;
-    for (int32_t j = 0; j < k; j++) targets[j] = (double)group_slots[j];
+    for (int32_t j = 0; j < k; j++) targets[j] = (double)slots[j];
     topomap_ugraph g = {p->n, xadj, adj, wgt, NULL};
     topomap_partition_options opt;
     topomap_partition_options_init(&opt);
@@ -138,7 +144,7 @@ int topomap_group_by_node(const topomap_pattern *p, const topomap_alloc_nodes *a
         opt.progress = run->progress;
         opt.progress_ctx = run->progress_ctx;
     }
-    rc = topomap_partition(&g, k, targets, &opt, group, NULL, NULL);
+    rc = topomap_partition(&g, k, targets, &opt, part, NULL, NULL);
 cleanup:
     free(xadj);
     free(adj);

@@ -23,12 +23,13 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _core
-from ..errors import CoreError, CoreInputError, MappingError
+from ..errors import MappingError
 from ..machine import Allocation
 from ..pattern import Pattern
 from ..patterns_util import prune as prune_pattern
 from ..patterns_util import symmetrize
 from ..registry import register
+from ._options import core_errors, is_int, is_real
 
 __all__ = ["aphid", "allocation_tree"]
 
@@ -37,14 +38,13 @@ FILLS = ("proportional", "capacity")
 
 
 def _check_options(prune: Any, partitioner: Any, fill: Any, ntries: Any) -> None:
-    if isinstance(prune, bool) or not isinstance(prune, (int, float, np.integer, np.floating)) \
-            or not 0 <= prune < 1:
+    if not is_real(prune) or not 0 <= prune < 1:
         raise MappingError(f"aphid option prune = {prune!r} must be a fraction in [0, 1)")
     if partitioner not in PARTITIONERS:
         raise MappingError(f"aphid option partitioner = {partitioner!r} must be one of {', '.join(PARTITIONERS)}")
     if fill not in FILLS:
         raise MappingError(f"aphid option fill = {fill!r} must be one of {', '.join(FILLS)}")
-    if isinstance(ntries, bool) or not isinstance(ntries, (int, np.integer)) or not 1 <= ntries < 2**31:
+    if not is_int(ntries) or not 1 <= ntries < 2**31:
         raise MappingError(f"aphid option ntries = {ntries!r} must be a positive integer")
 
 
@@ -104,12 +104,10 @@ def aphid(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
     # stencils), nothing would be pruned, so skip the symmetrised copy.
     if prune > 0 and pattern.nnz and pattern.bytes.min() < 2 * prune * pattern.bytes.max():
         graph = prune_pattern(symmetrize(pattern, "sum"), float(prune))
-    try:
+    with core_errors(None):
         return _core.map_aphid(allocation.machine._core, graph.indptr, graph.indices, graph.bytes, allocation.pes,
                                capacity, seed % 2**64, recursive=partitioner == "recursive",
                                proportional=fill == "proportional", ntries=int(ntries), progress=progress)
-    except (CoreError, CoreInputError) as exc:
-        raise MappingError(str(exc)) from None
 
 
 def allocation_tree(allocation: Allocation) -> dict[str, np.ndarray]:

@@ -28,7 +28,6 @@ PEs))`` processes.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, Callable
 
 import numpy as np
@@ -38,6 +37,7 @@ from ..errors import CoreError, CoreInputError, MappingError
 from ..machine import Allocation
 from ..pattern import Pattern
 from ..registry import register
+from ._options import is_int, is_real
 
 __all__ = ["hierarchy", "EFFORTS"]
 
@@ -45,19 +45,14 @@ __all__ = ["hierarchy", "EFFORTS"]
 EFFORTS = ("fast", "eco", "strong")
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-
-
 def _check(imbalance: Any, depth: Any, effort: Any, tries: Any) -> None:
-    if (not isinstance(imbalance, numbers.Real) or isinstance(imbalance, (bool, np.bool_))
-            or not np.isfinite(imbalance) or imbalance < 0):
+    if not is_real(imbalance) or not np.isfinite(imbalance) or imbalance < 0:
         raise MappingError(f"hierarchy option imbalance = {imbalance!r} must be a finite number >= 0")
-    if not _is_int(depth) or not 0 <= depth < 2**31:
+    if not is_int(depth) or not 0 <= depth < 2**31:
         raise MappingError(f"hierarchy option depth = {depth!r} must be an integer >= 0")
     if effort not in EFFORTS:
         raise MappingError(f"hierarchy option effort = {effort!r} must be one of {', '.join(EFFORTS)}")
-    if not _is_int(tries) or not 1 <= tries < 2**31:
+    if not is_int(tries) or not 1 <= tries < 2**31:
         raise MappingError(f"hierarchy option tries = {tries!r} must be an integer >= 1")
 
 

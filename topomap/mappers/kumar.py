@@ -24,10 +24,11 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _core
-from ..errors import CoreError, CoreInputError, MappingError
+from ..errors import MappingError
 from ..machine import Allocation
 from ..pattern import Pattern
 from ..registry import register
+from ._options import core_errors, is_flag, is_int, is_real
 
 __all__ = ["grasp", "mahd", "emahd", "gge", "max_contention", "kumar_hybrid", "hilbert"]
 
@@ -40,31 +41,28 @@ _GRASP_OPTIONS = {
 
 
 def _positive(method: str, name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value < 2**31:
+    if not is_int(value) or not 1 <= value < 2**31:
         raise MappingError(f"{method} option {name} = {value!r} must be a positive integer")
     return int(value)
 
 
 def _fraction(method: str, name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not 0 < value <= 1:
+    if not is_real(value) or not 0 < value <= 1:
         raise MappingError(f"{method} option {name} = {value!r} must be a number in (0, 1]")
     return float(value)
 
 
 def _flag(method: str, name: str, value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
+    if not is_flag(value):
         raise MappingError(f"{method} option {name} = {value!r} must be True or False")
     return bool(value)
 
 
 def _run(method: str, pattern: Pattern, allocation: Allocation, seed: int, capacity: int,
          progress: Callable[[float], Any] | None, **options: Any) -> np.ndarray:
-    try:
+    with core_errors(method):
         return _core.map_kumar(method, allocation.machine._core, pattern.indptr, pattern.indices, pattern.bytes,
                                allocation.pes, capacity, seed % 2**64, progress, **options)
-    except (CoreError, CoreInputError) as exc:
-        raise MappingError(f"{method}: {exc}") from None
 
 
 @register("grasp", "GRASP for the hop-byte QAP: randomized two-stage greedy construction + 2-exchange "

@@ -35,12 +35,13 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _core
-from ..errors import CoreError, CoreInputError, MappingError
+from ..errors import MappingError
 from ..machine import Allocation
 from ..networks import Hypercube, Torus
 from ..metrics import as_pattern
 from ..pattern import Pattern
 from ..registry import register
+from ._options import core_errors, is_flag
 
 __all__ = ["greedy", "recursive", "rcm", "rcm_order", "GREEDY_STARTS", "RCM_STARTS"]
 
@@ -59,7 +60,7 @@ def _choice(method: str, name: str, value: Any, choices: tuple[str, ...]) -> int
 
 
 def _flag(method: str, name: str, value: Any) -> int:
-    if not isinstance(value, (bool, np.bool_)):
+    if not is_flag(value):
         raise MappingError(f"{method}: option {name} must be True or False, got {value!r}")
     return int(value)
 
@@ -77,11 +78,9 @@ def _cancellable(method: str, progress: Callable[[float], Any] | None) -> Callab
 
 def _run(method: str, func: Callable[..., np.ndarray], pattern: Pattern, allocation: Allocation, seed: int,
          capacity: int, progress: Callable[[float], Any] | None, **opts: Any) -> np.ndarray:
-    try:
+    with core_errors(method):
         return func(allocation.machine._core, pattern.indptr, pattern.indices, pattern.bytes, allocation.pes,
                     capacity, seed % 2**64, _cancellable(method, progress), **opts)
-    except (CoreError, CoreInputError) as exc:
-        raise MappingError(f"{method}: {exc}") from None
 
 
 @register("greedy", "heaviest group first, then the group most tied to the mapped ones onto the nearest free node "

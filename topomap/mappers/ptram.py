@@ -32,11 +32,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import _core
-from ..errors import CoreError, CoreInputError, MappingError
+from ..errors import MappingError
 from ..machine import Allocation
 from ..metrics import as_pattern
 from ..pattern import Pattern
 from ..registry import register
+from ._options import core_errors, is_int
 
 __all__ = ["ptram", "run_ptram", "PtramResult", "DEFAULT_K"]
 
@@ -82,10 +83,6 @@ class PtramResult:
     seconds: dict
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-
-
 def _check_options(weights: Any, k: Any, rounds: Any, partition: Any, plateau: Any) -> np.ndarray:
     try:
         w = np.asarray(weights, dtype=np.float64)
@@ -95,9 +92,9 @@ def _check_options(weights: Any, k: Any, rounds: Any, partition: Any, plateau: A
         raise MappingError(f"ptram option weights = {weights!r} must be 4 numbers (HB, MC, NZCA, NZCV)")
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise MappingError(f"ptram option weights = {weights!r} must be finite and >= 0")
-    if not _is_int(k) or not 1 <= k < 2**31:
+    if not is_int(k) or not 1 <= k < 2**31:
         raise MappingError(f"ptram option k = {k!r} must be an integer >= 1")
-    if not _is_int(rounds) or not 0 <= rounds < 2**31:
+    if not is_int(rounds) or not 0 <= rounds < 2**31:
         raise MappingError(f"ptram option rounds = {rounds!r} must be an integer >= 0")
     for name, value in (("partition", partition), ("plateau", plateau)):
         if not isinstance(value, (bool, np.bool_, int, np.integer)) or value not in (0, 1):
@@ -165,13 +162,11 @@ def run_ptram(pattern: Pattern, allocation: Allocation, *, seed: int = 0, capaci
     if not isinstance(allocation, Allocation):
         raise MappingError(f"ptram needs an Allocation (machine.allocate(...)), got {type(allocation).__name__}")
     pattern = as_pattern(pattern)
-    try:
+    with core_errors("ptram"):
         pe_of, tr = _core.map_ptram(allocation.machine._core, pattern.indptr, pattern.indices, pattern.bytes,
                                     allocation.pes, capacity, seed % 2**64, weights=w, k=int(k),
                                     rounds=int(rounds), partition=int(bool(partition)),
                                     plateau=int(bool(plateau)), progress=progress, trace=True)
-    except (CoreError, CoreInputError) as exc:
-        raise MappingError(f"ptram: {exc}") from None
     return PtramResult(pe_of=pe_of, group=tr["group"], order=tr["order"], unit_node=tr["unit_node"],
                        round_mc=tr["round_mc"], rounds_done=tr["rounds_done"], greedy_hybrid=tr["greedy_hybrid"],
                        seconds=dict(zip(("partition", "greedy", "refine"), tr["seconds"])))

@@ -65,6 +65,14 @@ int topomap_group_by_node(const topomap_pattern *p, const topomap_alloc_nodes *a
                           const topomap_run_options *run, int32_t *group, int64_t *group_slots,
                           int32_t *ngroups);
 
+/* Partition the processes into k groups of at most slots[j] processes each
+   with little traffic between them: multilevel partitioning of C + C^T in
+   hard-capacity mode (group sizes proportional to the slots), with run's
+   seed and progress (run may be NULL).  The partitioner of
+   topomap_group_by_node, for mappers that split processes to other sizes. */
+int topomap_partition_processes(const topomap_pattern *p, int32_t k, const int64_t *slots,
+                                const topomap_run_options *run, int32_t *part);
+
 /* The pattern between groups (Mirsadeghi 2017 §3.3.1 "nodal pattern"):
    q[a][b] = sum of bytes p -> p' with group a -> group b, a != b (traffic
    inside a group is dropped).  Caller-owned outputs: indptr (k + 1),
