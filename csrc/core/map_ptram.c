@@ -105,14 +105,22 @@ static int scaled_progress(void *ctx, double f)
 }
 
 typedef struct {
+    double d;
+    int32_t j;
+} near_node;
+
+struct topomap_ptram_state {
     const topomap_machine *m;
-    const topomap_alloc_nodes *an;
-    int32_t nu, N, partition;
+    topomap_alloc_nodes *an;
+    int32_t n, nu, N, partition, plateau, kk, rounds;
+    int32_t *group;                                   /* unit of each process */
+    int64_t *qindptr; int32_t *qindices; double *qbytes; /* the quotient's storage (partition = 1) */
     topomap_pattern q;                                /* between units */
     int64_t *t_indptr; int32_t *t_indices; double *t_bytes; /* its transpose */
     int64_t *xadj; int32_t *adj; double *wgt;         /* q + q^T: the traffic delta counts */
     int64_t *size;      /* processes of each unit */
     int32_t *unit_node; /* allocation node of each unit, -1 while unplaced */
+    int32_t *unit_pe;   /* the evaluator's initial (empty) mapping */
     int64_t *used;      /* processes on each allocation node */
     /* node classes (partition = 1): distinct slot counts, ascending */
     int32_t nclass;
@@ -123,7 +131,20 @@ typedef struct {
     topomap_eval *e;
     int32_t *route;
     progress pg;
-} ptram;
+    /* greedy: A (B) = traffic with placed (unplaced) units, placed neighbours */
+    double *A, *B;
+    int32_t *nplaced, *order, step, pending;
+    unsigned char *admit;
+    /* refinement */
+    int32_t *knn, *start, *members;
+    unsigned char *have;
+    near_node *buf;
+    int32_t round, lstar, round_open, stopped, rounds_done, mc_cap;
+    double hot, cap, greedy_hybrid, *round_mc;
+    topomap_metrics cur;
+    double t0, t1, t2;
+};
+typedef struct topomap_ptram_state ptram;
 
 static int32_t class_of(const ptram *s, int64_t v)
 {
@@ -211,83 +232,6 @@ static int place(ptram *s, int32_t u, int32_t j)
     return TOPOMAP_OK;
 }
 
-/* Alg. 3.1. */
-static int greedy(ptram *s, int32_t *order)
-{
-    int32_t nu = s->nu, N = s->N;
-    const topomap_alloc_nodes *an = s->an;
-    double *A = calloc((size_t)nu, sizeof *A), *B = malloc((size_t)nu * sizeof *B);
-    int32_t *nplaced = calloc((size_t)nu, sizeof *nplaced);
-    unsigned char *admit = calloc((size_t)N + 1, 1);
-    int rc = TOPOMAP_OK;
-    if (!A || !B || !nplaced || !admit) {
-        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
-        goto cleanup;
-    }
-    for (int32_t u = 0; u < nu; u++) {
-        B[u] = 0;
-        for (int64_t t = s->xadj[u]; t < s->xadj[u + 1]; t++) B[u] += s->wgt[t];
-    }
-    for (int32_t step = 0; step < nu; step++) {
-        double alpha = 1.0 / (double)(step + 1), best = 0;
-        int32_t p = -1;
-        for (int32_t u = 0; u < nu; u++) {
-            if (s->unit_node[u] >= 0) continue;
-            double d = A[u] + alpha * B[u];
-            if (p < 0 || below(best, d)) {
-                p = u;
-                best = d;
-            }
-        }
-        if (s->partition) admissible(s, s->unit_cls[p], admit);
-        int32_t target = -1;
-        double score = 0;
-        double done = 1 - (double)(nu - step) * (nu - step) / ((double)nu * nu);
-        for (int32_t j = 0; j < N; j++) {
-            if (s->partition ? s->used[j] || s->node_cls[j] < s->unit_cls[p] || !admit[s->node_cls[j]]
-                             : s->used[j] + s->size[p] > an->slots[j])
-                continue;
-            if (!nplaced[p]) {
-                target = j;
-                break;
-            }
-            topomap_metrics mt;
-            rc = topomap_eval_try_move(s->e, p, an->first_pe[j], &mt);
-            if (!rc) rc = tick(&s->pg, 1 + degree(s, p), done);
-            if (rc) goto cleanup;
-            if (target < 0 || below(mt.hybrid, score)) {
-                target = j;
-                score = mt.hybrid;
-            }
-        }
-        if (target < 0) { /* the admissibility rule keeps a node for every unit */
-            rc = topomap_i_fail(TOPOMAP_EINVAL, "ptram: no free node holds unit %d (%lld processes)", (int)p,
-                                (long long)s->size[p]);
-            goto cleanup;
-        }
-        rc = place(s, p, target);
-        if (rc) goto cleanup;
-        if (order) order[step] = p;
-        for (int64_t t = s->xadj[p]; t < s->xadj[p + 1]; t++) {
-            int32_t r = s->adj[t];
-            A[r] += s->wgt[t];
-            B[r] -= s->wgt[t];
-            nplaced[r]++;
-        }
-    }
-cleanup:
-    free(A);
-    free(B);
-    free(nplaced);
-    free(admit);
-    return rc;
-}
-
-typedef struct {
-    double d;
-    int32_t j;
-} near_node;
-
 static int cmp_near(const void *a, const void *b)
 {
     const near_node *x = a, *y = b;
@@ -305,14 +249,6 @@ static void nearest(const ptram *s, int32_t n, int32_t kk, near_node *buf, int32
     qsort(buf, (size_t)c, sizeof *buf, cmp_near);
     for (int32_t i = 0; i < kk; i++) out[i] = buf[i].j;
 }
-
-/* A leader's kept try: unit u to node m, swapped with unit r (-1: a move);
-   the max congestion after it and, for a plateau try, the congestion of
-   the hottest link after it. */
-typedef struct {
-    int32_t u, r, m;
-    double mc, hot;
-} try_rec;
 
 /* Bytes over link l of the messages of unit u (sent or received) and of
    unit r (-1: none) with u on allocation node a and r on node b; a message
@@ -358,13 +294,13 @@ static int can_move(const ptram *s, int32_t u, int32_t m)
     return s->partition ? !s->used[m] && s->size[u] <= s->an->slots[m] : s->used[m] + s->size[u] <= s->an->slots[m];
 }
 
-static int try_it(ptram *s, const try_rec *t, topomap_metrics *mt)
+static int try_it(ptram *s, const topomap_ptram_try *t, topomap_metrics *mt)
 {
     return t->r >= 0 ? topomap_eval_try_swap(s->e, t->u, t->r, mt)
                      : topomap_eval_try_move(s->e, t->u, s->an->first_pe[t->m], mt);
 }
 
-static int apply(ptram *s, const try_rec *t)
+static int apply(ptram *s, const topomap_ptram_try *t)
 {
     int32_t n = s->unit_node[t->u];
     int rc = t->r >= 0 ? topomap_eval_swap(s->e, t->u, t->r) : topomap_eval_move(s->e, t->u, s->an->first_pe[t->m]);
@@ -393,88 +329,9 @@ static int32_t hottest(const ptram *s, double mc)
 /* Is try t (max congestion mc, hottest link's congestion hot) better than
    the kept one?  Lower MC first; with plateau, an equal MC and a cooler
    hottest link. */
-static int better(const try_rec *t, const try_rec *kept)
+static int better(const topomap_ptram_try *t, const topomap_ptram_try *kept)
 {
     return below(t->mc, kept->mc) || (!below(kept->mc, t->mc) && below(t->hot, kept->hot));
-}
-
-/* Alg. 3.2. */
-static int refine(ptram *s, int32_t rounds, int32_t k, int32_t plateau, topomap_ptram_trace *tr)
-{
-    int32_t N = s->N, nu = s->nu, kk = k < N - 1 ? k : N - 1;
-    int32_t *knn = malloc(((size_t)N * kk + 1) * sizeof *knn);
-    unsigned char *have = calloc((size_t)N, 1);
-    near_node *buf = malloc((size_t)N * sizeof *buf);
-    int32_t *start = malloc(((size_t)N + 1) * sizeof *start), *members = malloc((size_t)nu * sizeof *members);
-    try_rec *kept = malloc((size_t)N * sizeof *kept);
-    int rc = TOPOMAP_OK;
-    if (!knn || !have || !buf || !start || !members || !kept) {
-        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
-        goto cleanup;
-    }
-    topomap_metrics cur, mt;
-    topomap_eval_metrics(s->e, &cur);
-    if (tr && tr->round_mc) tr->round_mc[0] = cur.max_congestion;
-    for (int32_t round = 0; round < rounds && cur.max_congestion > 0; round++) {
-        rc = report(&s->pg, (double)round / rounds);
-        if (rc) goto cleanup;
-        int32_t lstar = hottest(s, cur.max_congestion);
-        double cap = topomap_machine_link_capacity(s->m, lstar), hot = topomap_eval_link_loads(s->e)[lstar] / cap;
-        /* the units of each node, in unit order */
-        memset(start, 0, ((size_t)N + 1) * sizeof *start);
-        for (int32_t u = 0; u < nu; u++) start[s->unit_node[u] + 1]++;
-        for (int32_t j = 0; j < N; j++) start[j + 1] += start[j];
-        for (int32_t u = 0; u < nu; u++) members[start[s->unit_node[u]]++] = u;
-        for (int32_t j = N; j > 0; j--) start[j] = start[j - 1];
-        start[0] = 0;
-        int32_t chosen = -1;
-        for (int32_t n = 0; n < N; n++) {
-            kept[n] = (try_rec){-1, -1, -1, cur.max_congestion, hot};
-            for (int32_t t = start[n]; t < start[n + 1]; t++) {
-                int32_t u = members[t];
-                double mine = traffic_on(s, u, n, -1, -1, lstar);
-                if (mine == 0) continue;
-                if (!have[n]) {
-                    nearest(s, n, kk, buf, knn + (size_t)n * kk);
-                    have[n] = 1;
-                }
-                for (int32_t i = 0; i < kk; i++) {
-                    int32_t m = knn[(size_t)n * kk + i];
-                    for (int32_t t2 = start[m]; t2 <= start[m + 1]; t2++) {
-                        try_rec cand = {u, t2 < start[m + 1] ? members[t2] : -1, m, 0, hot};
-                        if (cand.r >= 0 ? !can_swap(s, u, cand.r) : !can_move(s, u, m)) continue;
-                        rc = try_it(s, &cand, &mt);
-                        if (!rc) rc = tick(&s->pg, 1 + degree(s, u) + (cand.r >= 0 ? degree(s, cand.r) : 0),
-                                           (double)round / rounds);
-                        if (rc) goto cleanup;
-                        cand.mc = mt.max_congestion;
-                        if (plateau && !below(cand.mc, cur.max_congestion)) {
-                            double before = cand.r >= 0 ? traffic_on(s, u, n, cand.r, m, lstar) : mine;
-                            cand.hot = hot + (traffic_on(s, u, m, cand.r, n, lstar) - before) / cap;
-                        }
-                        if (better(&cand, &kept[n])) kept[n] = cand;
-                    }
-                }
-            }
-            if (kept[n].u >= 0 && (chosen < 0 || better(&kept[n], &kept[chosen]))) chosen = n;
-        }
-        if (chosen < 0) break;
-        rc = apply(s, &kept[chosen]);
-        if (rc) goto cleanup;
-        topomap_eval_metrics(s->e, &cur);
-        if (tr) {
-            tr->rounds_done = round + 1;
-            if (tr->round_mc) tr->round_mc[round + 1] = cur.max_congestion;
-        }
-    }
-cleanup:
-    free(knn);
-    free(have);
-    free(buf);
-    free(start);
-    free(members);
-    free(kept);
-    return rc;
 }
 
 void topomap_ptram_options_init(topomap_ptram_options *opt)
@@ -501,136 +358,486 @@ static int check_options(const topomap_ptram_options *o)
     return TOPOMAP_OK;
 }
 
-int topomap_map_ptram(const topomap_machine *m, const topomap_pattern *p, const int32_t *alloc, int32_t nalloc,
-                      int32_t capacity, const topomap_ptram_options *opt, int32_t *pe_of)
+/* Units fit nodes by size only, so the units can all be placed iff, for
+   every class c, the units of class >= c are no more than the nodes of
+   class >= c (Hall's theorem; see admissible). */
+static int check_placeable(ptram *s)
+{
+    int64_t nodes = 0, units = 0;
+    for (int32_t c = s->nclass - 1; c >= 0; c--) {
+        nodes += s->free_cnt[c];
+        units += s->left_cnt[c];
+        if (units > nodes)
+            return topomap_i_fail(TOPOMAP_EINVAL, "ptram: the %lld units of %lld or more processes do not fit the %lld "
+                                  "nodes with that many slots", (long long)units, (long long)s->cls_val[c],
+                                  (long long)nodes);
+    }
+    return TOPOMAP_OK;
+}
+
+/* A group vector given by the caller (the distributed version adopts the
+   root's step 1): units numbered 0..nu-1, none empty. */
+static int adopt_group(ptram *s, const int32_t *group)
+{
+    int32_t n = s->n, nu = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (group[i] < 0 || group[i] >= n)
+            return topomap_i_fail(TOPOMAP_EINVAL, "ptram: group[%d] = %d is not a unit id in [0, %d)", (int)i,
+                                  (int)group[i], (int)n);
+        if (group[i] >= nu) nu = group[i] + 1;
+    }
+    int64_t *count = calloc((size_t)nu + 1, sizeof *count);
+    if (!count) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
+    for (int32_t i = 0; i < n; i++) count[group[i]]++;
+    int rc = TOPOMAP_OK;
+    for (int32_t u = 0; u < nu && !rc; u++)
+        if (!count[u])
+            rc = topomap_i_fail(TOPOMAP_EINVAL, "ptram: unit %d of the group vector has no process (units must be "
+                                "numbered 0..%d without gaps)", (int)u, (int)nu - 1);
+    free(count);
+    if (rc) return rc;
+    memcpy(s->group, group, (size_t)n * sizeof *group);
+    s->nu = nu;
+    return TOPOMAP_OK;
+}
+
+static void *alloc_n(size_t count, size_t item, int *failed)
+{
+    void *x = calloc(count ? count : 1, item);
+    if (!x) *failed = 1;
+    return x;
+}
+
+/* The greedy step is over: record what the trace reports and start the
+   refinement's progress range. */
+static void greedy_done(ptram *s)
+{
+    s->t2 = now();
+    topomap_eval_metrics(s->e, &s->cur);
+    s->greedy_hybrid = s->cur.hybrid;
+    s->round_mc[0] = s->cur.max_congestion;
+    s->pg.lo = 0.9;
+    s->pg.hi = 1;
+}
+
+int topomap_ptram_begin(const topomap_machine *m, const topomap_pattern *p, const int32_t *alloc, int32_t nalloc,
+                        int32_t capacity, const topomap_ptram_options *opt, const int32_t *group,
+                        topomap_ptram_state **out)
 {
     topomap_ptram_options defaults;
     topomap_ptram_options_init(&defaults);
     if (!opt) opt = &defaults;
-    topomap_ptram_trace *tr = opt->trace;
-    int32_t n = p->n;
-    ptram s = {0};
-    topomap_alloc_nodes *an = NULL;
-    int32_t *group = NULL, *unit_pe = NULL;
-    int64_t *qindptr = NULL, *gslots = NULL;
-    int32_t *qindices = NULL;
-    double *qbytes = NULL;
-    int rc = check_options(opt);
-    if (!rc) rc = topomap_pattern_validate(p);
-    if (!rc) rc = topomap_alloc_nodes_create(m, alloc, nalloc, capacity, &an);
-    if (rc) goto cleanup;
-    double t0 = now();
-    s.m = m;
-    s.an = an;
-    s.N = an->nnodes;
-    s.partition = opt->partition;
-    s.pg = (progress){opt->run.progress, opt->run.progress_ctx, 0, opt->partition ? 0.1 : 0, 0, 0, CHECK_EVERY};
-    int64_t nnz = p->indptr[n], total = 0;
-    for (int32_t j = 0; j < s.N; j++) total += an->slots[j];
-    group = malloc((size_t)n * sizeof *group);
-    if (!group) {
+    ptram *s = calloc(1, sizeof *s);
+    int64_t *gslots = NULL;
+    int rc = TOPOMAP_OK, failed = 0;
+    *out = NULL;
+    if (!s) {
         rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
         goto cleanup;
     }
+    rc = check_options(opt);
+    if (!rc) rc = topomap_pattern_validate(p);
+    if (!rc) rc = topomap_alloc_nodes_create(m, alloc, nalloc, capacity, &s->an);
+    if (!rc && group && !opt->partition)
+        rc = topomap_i_fail(TOPOMAP_EINVAL, "ptram: a group vector is only adopted with partition = 1");
+    if (rc) goto cleanup;
+    s->t0 = now();
+    int32_t n = p->n;
+    s->m = m;
+    s->n = n;
+    s->N = s->an->nnodes;
+    s->partition = opt->partition;
+    s->plateau = opt->plateau;
+    s->rounds = opt->rounds;
+    s->kk = opt->k < s->N - 1 ? opt->k : s->N - 1;
+    s->pending = -1;
+    s->pg = (progress){opt->run.progress, opt->run.progress_ctx, 0, opt->partition ? 0.1 : 0, 0, 0, CHECK_EVERY};
+    int64_t nnz = p->indptr[n], total = 0;
+    for (int32_t j = 0; j < s->N; j++) total += s->an->slots[j];
     if (n > total) {
         rc = topomap_i_fail(TOPOMAP_EINVAL, "%d processes do not fit in the allocation's %lld slots", (int)n,
                             (long long)total);
         goto cleanup;
     }
-    if (opt->partition) {
-        topomap_run_options run = {opt->run.seed, opt->run.progress ? scaled_progress : NULL, &s.pg};
-        gslots = malloc((size_t)s.N * sizeof *gslots);
-        qindptr = malloc(((size_t)n + 1) * sizeof *qindptr);
-        qindices = malloc((size_t)nnz * sizeof *qindices + 1);
-        qbytes = malloc((size_t)nnz * sizeof *qbytes + 1);
-        if (!gslots || !qindptr || !qindices || !qbytes) {
-            rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
-            goto cleanup;
-        }
-        rc = topomap_group_by_node(p, an, &run, group, gslots, &s.nu);
-        if (!rc) rc = topomap_pattern_quotient(p, group, s.nu, qindptr, qindices, qbytes);
-        if (rc) goto cleanup;
-        s.q = (topomap_pattern){s.nu, qindptr, qindices, qbytes};
-    } else {
-        for (int32_t i = 0; i < n; i++) group[i] = i;
-        s.nu = n;
-        s.q = *p;
-    }
-    double t1 = now();
-    int64_t qnnz = s.q.indptr[s.nu];
-    s.t_indptr = malloc(((size_t)s.nu + 1) * sizeof *s.t_indptr);
-    s.t_indices = malloc((size_t)qnnz * sizeof *s.t_indices + 1);
-    s.t_bytes = malloc((size_t)qnnz * sizeof *s.t_bytes + 1);
-    s.xadj = malloc(((size_t)s.nu + 1) * sizeof *s.xadj);
-    s.adj = malloc(2 * (size_t)qnnz * sizeof *s.adj + 1);
-    s.wgt = malloc(2 * (size_t)qnnz * sizeof *s.wgt + 1);
-    s.size = calloc((size_t)s.nu, sizeof *s.size);
-    s.unit_node = malloc((size_t)s.nu * sizeof *s.unit_node);
-    s.used = calloc((size_t)s.N, sizeof *s.used);
-    s.route = malloc(((size_t)topomap_machine_max_route(m) + 1) * sizeof *s.route);
-    unit_pe = malloc((size_t)s.nu * sizeof *unit_pe);
-    if (!s.t_indptr || !s.t_indices || !s.t_bytes || !s.xadj || !s.adj || !s.wgt || !s.size || !s.unit_node ||
-        !s.used || !s.route || !unit_pe) {
+    s->group = alloc_n((size_t)n, sizeof *s->group, &failed);
+    if (failed) {
         rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
         goto cleanup;
     }
-    for (int32_t i = 0; i < n; i++) s.size[group[i]]++;
-    for (int32_t u = 0; u < s.nu; u++) s.unit_node[u] = unit_pe[u] = TOPOMAP_UNPLACED;
-    rc = topomap_pattern_transpose(&s.q, s.t_indptr, s.t_indices, s.t_bytes);
-    if (!rc) rc = topomap_ugraph_from_pattern(&s.q, s.xadj, s.adj, s.wgt);
-    if (!rc && s.partition) rc = build_classes(&s);
-    if (!rc) rc = topomap_eval_create(m, &s.q, unit_pe, opt->weights, &s.e);
-    if (rc) goto cleanup;
-    s.pg.lo = s.pg.fraction = opt->partition ? 0.1 : 0;
-    s.pg.hi = 0.9;
-    rc = greedy(&s, tr ? tr->order : NULL);
-    if (rc) goto cleanup;
-    double t2 = now();
-    if (tr) {
-        topomap_metrics mt;
-        topomap_eval_metrics(s.e, &mt);
-        tr->greedy_hybrid = mt.hybrid;
-        tr->rounds_done = 0;
+    if (opt->partition) {
+        gslots = alloc_n((size_t)s->N, sizeof *gslots, &failed);
+        s->qindptr = alloc_n((size_t)n + 1, sizeof *s->qindptr, &failed);
+        s->qindices = alloc_n((size_t)nnz, sizeof *s->qindices, &failed);
+        s->qbytes = alloc_n((size_t)nnz, sizeof *s->qbytes, &failed);
+        if (failed) {
+            rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        if (group) {
+            rc = adopt_group(s, group);
+        } else {
+            topomap_run_options run = {opt->run.seed, opt->run.progress ? scaled_progress : NULL, &s->pg};
+            rc = topomap_group_by_node(p, s->an, &run, s->group, gslots, &s->nu);
+        }
+        if (!rc) rc = topomap_pattern_quotient(p, s->group, s->nu, s->qindptr, s->qindices, s->qbytes);
+        if (rc) goto cleanup;
+        s->q = (topomap_pattern){s->nu, s->qindptr, s->qindices, s->qbytes};
+    } else {
+        for (int32_t i = 0; i < n; i++) s->group[i] = i;
+        s->nu = n;
+        s->q = *p;
     }
-    s.pg.lo = 0.9;
-    s.pg.hi = 1;
-    rc = refine(&s, opt->rounds, opt->k, opt->plateau, tr);
-    if (!rc) rc = report(&s.pg, 1);
-    if (!rc) rc = topomap_place_groups(an, n, group, s.unit_node, pe_of);
-    if (rc) goto cleanup;
-    if (tr) {
-        tr->nunits = s.nu;
-        if (tr->group) memcpy(tr->group, group, (size_t)n * sizeof *group);
-        if (tr->unit_node) memcpy(tr->unit_node, s.unit_node, (size_t)s.nu * sizeof *s.unit_node);
-        tr->seconds[0] = t1 - t0;
-        tr->seconds[1] = t2 - t1;
-        tr->seconds[2] = now() - t2;
+    s->t1 = now();
+    int32_t nu = s->nu, N = s->N;
+    int64_t qnnz = s->q.indptr[nu];
+    s->t_indptr = alloc_n((size_t)nu + 1, sizeof *s->t_indptr, &failed);
+    s->t_indices = alloc_n((size_t)qnnz, sizeof *s->t_indices, &failed);
+    s->t_bytes = alloc_n((size_t)qnnz, sizeof *s->t_bytes, &failed);
+    s->xadj = alloc_n((size_t)nu + 1, sizeof *s->xadj, &failed);
+    s->adj = alloc_n(2 * (size_t)qnnz, sizeof *s->adj, &failed);
+    s->wgt = alloc_n(2 * (size_t)qnnz, sizeof *s->wgt, &failed);
+    s->size = alloc_n((size_t)nu, sizeof *s->size, &failed);
+    s->unit_node = alloc_n((size_t)nu, sizeof *s->unit_node, &failed);
+    s->unit_pe = alloc_n((size_t)nu, sizeof *s->unit_pe, &failed);
+    s->used = alloc_n((size_t)N, sizeof *s->used, &failed);
+    s->route = alloc_n((size_t)topomap_machine_max_route(m) + 1, sizeof *s->route, &failed);
+    s->A = alloc_n((size_t)nu, sizeof *s->A, &failed);
+    s->B = alloc_n((size_t)nu, sizeof *s->B, &failed);
+    s->nplaced = alloc_n((size_t)nu, sizeof *s->nplaced, &failed);
+    s->order = alloc_n((size_t)nu, sizeof *s->order, &failed);
+    s->admit = alloc_n((size_t)N + 1, 1, &failed);
+    s->knn = alloc_n((size_t)N * s->kk, sizeof *s->knn, &failed);
+    s->have = alloc_n((size_t)N, 1, &failed);
+    s->buf = alloc_n((size_t)N, sizeof *s->buf, &failed);
+    s->start = alloc_n((size_t)N + 1, sizeof *s->start, &failed);
+    s->members = alloc_n((size_t)nu, sizeof *s->members, &failed);
+    /* rounds can be huge and most runs stop early: round_mc grows as needed */
+    s->mc_cap = s->rounds < 64 ? s->rounds + 1 : 65;
+    s->round_mc = alloc_n((size_t)s->mc_cap, sizeof *s->round_mc, &failed);
+    if (failed) {
+        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
+        goto cleanup;
     }
+    for (int32_t i = 0; i < n; i++) s->size[s->group[i]]++;
+    for (int32_t u = 0; u < nu; u++) s->unit_node[u] = s->unit_pe[u] = TOPOMAP_UNPLACED;
+    rc = topomap_pattern_transpose(&s->q, s->t_indptr, s->t_indices, s->t_bytes);
+    if (!rc) rc = topomap_ugraph_from_pattern(&s->q, s->xadj, s->adj, s->wgt);
+    if (!rc && s->partition) rc = build_classes(s);
+    if (!rc && s->partition) rc = check_placeable(s);
+    if (!rc) rc = topomap_eval_create(m, &s->q, s->unit_pe, opt->weights, &s->e);
+    if (rc) goto cleanup;
+    for (int32_t u = 0; u < nu; u++)
+        for (int64_t t = s->xadj[u]; t < s->xadj[u + 1]; t++) s->B[u] += s->wgt[t];
+    s->pg.lo = s->pg.fraction = opt->partition ? 0.1 : 0;
+    s->pg.hi = 0.9;
+    if (!nu) greedy_done(s);
 cleanup:
-    topomap_eval_destroy(s.e);
-    free(s.t_indptr);
-    free(s.t_indices);
-    free(s.t_bytes);
-    free(s.xadj);
-    free(s.adj);
-    free(s.wgt);
-    free(s.size);
-    free(s.unit_node);
-    free(s.used);
-    free(s.route);
-    free(s.cls_val);
-    free(s.node_cls);
-    free(s.unit_cls);
-    free(s.free_cnt);
-    free(s.left_cnt);
-    free(s.suffix_n);
-    free(s.suffix_u);
-    free(unit_pe);
-    free(group);
     free(gslots);
-    free(qindptr);
-    free(qindices);
-    free(qbytes);
-    topomap_alloc_nodes_destroy(an);
+    if (rc) {
+        topomap_ptram_end(s);
+        s = NULL;
+    }
+    *out = s;
+    return rc;
+}
+
+int32_t topomap_ptram_nunits(const topomap_ptram_state *s) { return s->nu; }
+int32_t topomap_ptram_nnodes(const topomap_ptram_state *s) { return s->N; }
+const int32_t *topomap_ptram_group(const topomap_ptram_state *s) { return s->group; }
+
+/* May unit p (the pending one) take node j now? */
+static int is_free(const ptram *s, int32_t p, int32_t j)
+{
+    return s->partition ? !s->used[j] && s->node_cls[j] >= s->unit_cls[p] && s->admit[s->node_cls[j]]
+                        : s->used[j] + s->size[p] <= s->an->slots[j];
+}
+
+static int check_pending(const ptram *s, int32_t unit, const char *step)
+{
+    if (s->pending < 0 || unit != s->pending)
+        return topomap_i_fail(TOPOMAP_EINVAL, "ptram %s: unit %d is not the unit greedy_next chose (%d)", step,
+                              (int)unit, (int)s->pending);
+    return TOPOMAP_OK;
+}
+
+static double greedy_done_fraction(const ptram *s)
+{
+    return 1 - (double)(s->nu - s->step) * (s->nu - s->step) / ((double)s->nu * s->nu);
+}
+
+/* Alg. 3.1, the choice of the next unit. */
+int topomap_ptram_greedy_next(topomap_ptram_state *s, int32_t *unit, int *needs_scores)
+{
+    *unit = -1;
+    *needs_scores = 0;
+    if (s->step == s->nu) return TOPOMAP_OK;
+    double alpha = 1.0 / (double)(s->step + 1), best = 0;
+    int32_t p = -1;
+    for (int32_t u = 0; u < s->nu; u++) {
+        if (s->unit_node[u] >= 0) continue;
+        double d = s->A[u] + alpha * s->B[u];
+        if (p < 0 || below(best, d)) {
+            p = u;
+            best = d;
+        }
+    }
+    if (s->partition) admissible(s, s->unit_cls[p], s->admit);
+    s->pending = p;
+    *unit = p;
+    *needs_scores = s->nplaced[p] > 0;
+    return TOPOMAP_OK;
+}
+
+/* Alg. 3.1, a leader's part: the hybrid metric of p on each of its nodes. */
+int topomap_ptram_greedy_score(topomap_ptram_state *s, int32_t unit, const int32_t *nodes, int32_t count,
+                               double *score)
+{
+    int rc = check_pending(s, unit, "greedy_score");
+    if (rc) return rc;
+    for (int32_t i = 0; i < count; i++)
+        if (nodes[i] < 0 || nodes[i] >= s->N)
+            return topomap_i_fail(TOPOMAP_EINVAL, "ptram greedy_score: nodes[%d] = %d is not an allocation node in "
+                                  "[0, %d)", (int)i, (int)nodes[i], (int)s->N);
+    double done = greedy_done_fraction(s);
+    for (int32_t i = 0; i < count; i++) {
+        int32_t j = nodes[i];
+        score[i] = NAN;
+        if (!is_free(s, unit, j)) continue;
+        topomap_metrics mt;
+        rc = topomap_eval_try_move(s->e, unit, s->an->first_pe[j], &mt);
+        if (!rc) rc = tick(&s->pg, 1 + degree(s, unit), done);
+        if (rc) return rc;
+        score[i] = mt.hybrid;
+    }
+    return TOPOMAP_OK;
+}
+
+/* Alg. 3.1, the decision every leader takes from the gathered scores: the
+   lowest score, a tie to the lowest node index. */
+int topomap_ptram_greedy_place(topomap_ptram_state *s, int32_t p, const double *score)
+{
+    int rc = check_pending(s, p, "greedy_place");
+    if (rc) return rc;
+    if (s->nplaced[p] && !score)
+        return topomap_i_fail(TOPOMAP_EINVAL, "ptram greedy_place: unit %d has placed neighbours and needs scores",
+                              (int)p);
+    int32_t target = -1;
+    double best = 0;
+    for (int32_t j = 0; j < s->N; j++) {
+        if (!is_free(s, p, j)) continue;
+        if (!s->nplaced[p]) {
+            target = j;
+            break;
+        }
+        if (isnan(score[j]))
+            return topomap_i_fail(TOPOMAP_EINVAL, "ptram greedy_place: the score of node %d, free for unit %d, is "
+                                  "missing (NaN)", (int)j, (int)p);
+        if (target < 0 || below(score[j], best)) {
+            target = j;
+            best = score[j];
+        }
+    }
+    if (target < 0) /* the admissibility rule keeps a node for every unit */
+        return topomap_i_fail(TOPOMAP_EINVAL, "ptram: no free node holds unit %d (%lld processes)", (int)p,
+                              (long long)s->size[p]);
+    rc = place(s, p, target);
+    if (rc) return rc;
+    s->order[s->step++] = p;
+    s->pending = -1;
+    for (int64_t t = s->xadj[p]; t < s->xadj[p + 1]; t++) {
+        int32_t r = s->adj[t];
+        s->A[r] += s->wgt[t];
+        s->B[r] -= s->wgt[t];
+        s->nplaced[r]++;
+    }
+    if (s->step == s->nu) greedy_done(s);
+    return TOPOMAP_OK;
+}
+
+/* Alg. 3.2, the start of a round: the hottest link and each node's units. */
+int topomap_ptram_round_begin(topomap_ptram_state *s, int *go_on)
+{
+    *go_on = 0;
+    if (s->step < s->nu)
+        return topomap_i_fail(TOPOMAP_EINVAL, "ptram round_begin: the greedy step has placed %d of %d units",
+                              (int)s->step, (int)s->nu);
+    if (s->round_open) return topomap_i_fail(TOPOMAP_EINVAL, "ptram round_begin: round %d is still open", (int)s->round);
+    if (s->stopped || s->round >= s->rounds || !(s->cur.max_congestion > 0)) return TOPOMAP_OK;
+    int rc = report(&s->pg, (double)s->round / s->rounds);
+    if (rc) return rc;
+    int32_t N = s->N, nu = s->nu, *start = s->start;
+    s->lstar = hottest(s, s->cur.max_congestion);
+    s->cap = topomap_machine_link_capacity(s->m, s->lstar);
+    s->hot = topomap_eval_link_loads(s->e)[s->lstar] / s->cap;
+    memset(start, 0, ((size_t)N + 1) * sizeof *start);
+    for (int32_t u = 0; u < nu; u++) start[s->unit_node[u] + 1]++;
+    for (int32_t j = 0; j < N; j++) start[j + 1] += start[j];
+    for (int32_t u = 0; u < nu; u++) s->members[start[s->unit_node[u]]++] = u;
+    for (int32_t j = N; j > 0; j--) start[j] = start[j - 1];
+    start[0] = 0;
+    s->round_open = 1;
+    *go_on = 1;
+    return TOPOMAP_OK;
+}
+
+/* Alg. 3.2, a leader's part: node n's kept try on the round's start state. */
+int topomap_ptram_leader_search(topomap_ptram_state *s, int32_t n, topomap_ptram_try *kept)
+{
+    if (!s->round_open) return topomap_i_fail(TOPOMAP_EINVAL, "ptram leader_search: no round is open");
+    if (n < 0 || n >= s->N)
+        return topomap_i_fail(TOPOMAP_EINVAL, "ptram leader_search: node %d is not an allocation node in [0, %d)",
+                              (int)n, (int)s->N);
+    const int32_t *start = s->start, *members = s->members, kk = s->kk;
+    double mcur = s->cur.max_congestion, progress_at = (double)s->round / s->rounds;
+    *kept = (topomap_ptram_try){-1, -1, -1, mcur, s->hot};
+    for (int32_t t = start[n]; t < start[n + 1]; t++) {
+        int32_t u = members[t];
+        double mine = traffic_on(s, u, n, -1, -1, s->lstar);
+        if (mine == 0) continue;
+        if (!s->have[n]) {
+            nearest(s, n, kk, s->buf, s->knn + (size_t)n * kk);
+            s->have[n] = 1;
+        }
+        for (int32_t i = 0; i < kk; i++) {
+            int32_t m = s->knn[(size_t)n * kk + i];
+            for (int32_t t2 = start[m]; t2 <= start[m + 1]; t2++) {
+                topomap_ptram_try cand = {u, t2 < start[m + 1] ? members[t2] : -1, m, 0, s->hot};
+                if (cand.r >= 0 ? !can_swap(s, u, cand.r) : !can_move(s, u, m)) continue;
+                topomap_metrics mt;
+                int rc = try_it(s, &cand, &mt);
+                if (!rc) rc = tick(&s->pg, 1 + degree(s, u) + (cand.r >= 0 ? degree(s, cand.r) : 0), progress_at);
+                if (rc) return rc;
+                cand.mc = mt.max_congestion;
+                if (s->plateau && !below(cand.mc, mcur)) {
+                    double before = cand.r >= 0 ? traffic_on(s, u, n, cand.r, m, s->lstar) : mine;
+                    cand.hot = s->hot + (traffic_on(s, u, m, cand.r, n, s->lstar) - before) / s->cap;
+                }
+                if (better(&cand, kept)) *kept = cand;
+            }
+        }
+    }
+    return TOPOMAP_OK;
+}
+
+/* A gathered try must be one the state allows, or applying it would corrupt
+   every leader's state alike. */
+static int check_try(const ptram *s, int32_t n, const topomap_ptram_try *t)
+{
+    if (t->u == -1) return TOPOMAP_OK;
+    if (t->u < 0 || t->u >= s->nu || s->unit_node[t->u] != n)
+        return topomap_i_fail(TOPOMAP_EINVAL, "ptram round_end: kept[%d].u = %d is not a unit on node %d", (int)n,
+                              (int)t->u, (int)n);
+    if (t->m < 0 || t->m >= s->N || t->m == n)
+        return topomap_i_fail(TOPOMAP_EINVAL, "ptram round_end: kept[%d].m = %d is not another allocation node",
+                              (int)n, (int)t->m);
+    if (t->r == -1 ? !can_move(s, t->u, t->m)
+                   : t->r < 0 || t->r >= s->nu || s->unit_node[t->r] != t->m || !can_swap(s, t->u, t->r))
+        return topomap_i_fail(TOPOMAP_EINVAL, "ptram round_end: kept[%d] (unit %d to node %d, r = %d) is not a "
+                              "possible swap or move", (int)n, (int)t->u, (int)t->m, (int)t->r);
+    if (isnan(t->mc) || isnan(t->hot))
+        return topomap_i_fail(TOPOMAP_EINVAL, "ptram round_end: kept[%d] has a NaN congestion", (int)n);
+    return TOPOMAP_OK;
+}
+
+/* Alg. 3.2, the decision every leader takes from the gathered tries. */
+int topomap_ptram_round_end(topomap_ptram_state *s, const topomap_ptram_try *kept, int *applied)
+{
+    *applied = 0;
+    if (!s->round_open) return topomap_i_fail(TOPOMAP_EINVAL, "ptram round_end: no round is open");
+    int32_t chosen = -1;
+    for (int32_t n = 0; n < s->N; n++) {
+        int rc = check_try(s, n, &kept[n]);
+        if (rc) return rc;
+        if (kept[n].u >= 0 && (chosen < 0 || better(&kept[n], &kept[chosen]))) chosen = n;
+    }
+    s->round_open = 0;
+    if (chosen < 0) {
+        s->stopped = 1;
+        return TOPOMAP_OK;
+    }
+    if (s->round + 2 > s->mc_cap) {
+        int32_t cap = s->mc_cap < s->rounds / 2 ? 2 * s->mc_cap : s->rounds + 1;
+        double *grown = realloc(s->round_mc, (size_t)cap * sizeof *grown);
+        if (!grown) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
+        s->round_mc = grown;
+        s->mc_cap = cap;
+    }
+    int rc = apply(s, &kept[chosen]);
+    if (rc) return rc;
+    topomap_eval_metrics(s->e, &s->cur);
+    s->round_mc[++s->round] = s->cur.max_congestion;
+    s->rounds_done = s->round;
+    *applied = 1;
+    return TOPOMAP_OK;
+}
+
+int topomap_ptram_finish(topomap_ptram_state *s, int32_t *pe_of, topomap_ptram_trace *tr)
+{
+    if (s->step < s->nu)
+        return topomap_i_fail(TOPOMAP_EINVAL, "ptram finish: the greedy step has placed %d of %d units", (int)s->step,
+                              (int)s->nu);
+    int rc = report(&s->pg, 1);
+    if (!rc) rc = topomap_place_groups(s->an, s->n, s->group, s->unit_node, pe_of);
+    if (rc || !tr) return rc;
+    tr->nunits = s->nu;
+    tr->rounds_done = s->rounds_done;
+    tr->greedy_hybrid = s->greedy_hybrid;
+    if (tr->group) memcpy(tr->group, s->group, (size_t)s->n * sizeof *s->group);
+    if (tr->order) memcpy(tr->order, s->order, (size_t)s->nu * sizeof *s->order);
+    if (tr->unit_node) memcpy(tr->unit_node, s->unit_node, (size_t)s->nu * sizeof *s->unit_node);
+    if (tr->round_mc) memcpy(tr->round_mc, s->round_mc, ((size_t)s->rounds_done + 1) * sizeof *s->round_mc);
+    tr->seconds[0] = s->t1 - s->t0;
+    tr->seconds[1] = s->t2 - s->t1;
+    tr->seconds[2] = now() - s->t2;
+    return TOPOMAP_OK;
+}
+
+void topomap_ptram_end(topomap_ptram_state *s)
+{
+    if (!s) return;
+    topomap_eval_destroy(s->e);
+    void *owned[] = {s->group, s->qindptr, s->qindices, s->qbytes, s->t_indptr, s->t_indices, s->t_bytes,
+                     s->xadj, s->adj, s->wgt, s->size, s->unit_node, s->unit_pe, s->used, s->cls_val,
+                     s->node_cls, s->unit_cls, s->free_cnt, s->left_cnt, s->suffix_n, s->suffix_u, s->route,
+                     s->A, s->B, s->nplaced, s->order, s->admit, s->knn, s->have, s->buf, s->start,
+                     s->members, s->round_mc};
+    for (size_t i = 0; i < sizeof owned / sizeof *owned; i++) free(owned[i]);
+    topomap_alloc_nodes_destroy(s->an);
+    free(s);
+}
+
+/* The serial mapping: the steps above with one leader serving every node. */
+int topomap_map_ptram(const topomap_machine *m, const topomap_pattern *p, const int32_t *alloc, int32_t nalloc,
+                      int32_t capacity, const topomap_ptram_options *opt, int32_t *pe_of)
+{
+    topomap_ptram_state *s = NULL;
+    int32_t *nodes = NULL;
+    double *score = NULL;
+    topomap_ptram_try *kept = NULL;
+    int rc = topomap_ptram_begin(m, p, alloc, nalloc, capacity, opt, NULL, &s), failed = 0, go_on = 1, needs;
+    if (rc) goto cleanup;
+    nodes = alloc_n((size_t)s->N, sizeof *nodes, &failed);
+    score = alloc_n((size_t)s->N, sizeof *score, &failed);
+    kept = alloc_n((size_t)s->N, sizeof *kept, &failed);
+    if (failed) {
+        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    for (int32_t j = 0; j < s->N; j++) nodes[j] = j;
+    for (int32_t u; !(rc = topomap_ptram_greedy_next(s, &u, &needs)) && u >= 0;) {
+        if (needs) rc = topomap_ptram_greedy_score(s, u, nodes, s->N, score);
+        if (!rc) rc = topomap_ptram_greedy_place(s, u, needs ? score : NULL);
+        if (rc) goto cleanup;
+    }
+    while (!rc && !(rc = topomap_ptram_round_begin(s, &go_on)) && go_on) {
+        for (int32_t n = 0; n < s->N && !rc; n++) rc = topomap_ptram_leader_search(s, n, &kept[n]);
+        if (!rc) rc = topomap_ptram_round_end(s, kept, &go_on);
+    }
+    if (!rc) rc = topomap_ptram_finish(s, pe_of, opt ? opt->trace : NULL);
+cleanup:
+    topomap_ptram_end(s);
+    free(nodes);
+    free(score);
+    free(kept);
     return rc;
 }

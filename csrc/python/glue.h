@@ -86,6 +86,7 @@ PyObject *pytopomap_map_recursive(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_map_rcm(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_rcm_order(PyObject *self, PyObject *args);
 PyObject *pytopomap_map_ptram(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pytopomap_ptram_state(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_scan_numbers(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_scan_table(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_scan_nonzeros(PyObject *self, PyObject *args, PyObject *kw);

@@ -122,6 +122,9 @@ static PyMethodDef methods[] = {
     {"map_rcm", (PyCFunction)(void (*)(void))pytopomap_map_rcm, METH_VARARGS | METH_KEYWORDS,
      "map_rcm(machine, indptr, indices, bytes, alloc, capacity, seed=0, progress=None, start=0) -> pe_of"},
     {"rcm_order", pytopomap_rcm_order, METH_VARARGS, "rcm_order(xadj, adjncy, start) -> reverse Cuthill-McKee order"},
+    {"ptram_state", (PyCFunction)(void (*)(void))pytopomap_ptram_state, METH_VARARGS | METH_KEYWORDS,
+     "ptram_state(machine, indptr, indices, bytes, alloc, capacity, seed=0, weights=None, k=8, rounds=10, "
+     "partition=1, plateau=0, group=None) -> PtramState (the steps of map_ptram)"},
     {"map_ptram", (PyCFunction)(void (*)(void))pytopomap_map_ptram, METH_VARARGS | METH_KEYWORDS,
      "map_ptram(machine, indptr, indices, bytes, alloc, capacity, seed=0, weights=None, k=8, rounds=10, partition=1, "
      "plateau=0, progress=None, trace=False) -> pe_of | (pe_of, trace dict)"},

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import time
 from typing import Any, Sequence
 
 import numpy as np
@@ -125,10 +126,42 @@ def _row(name: str, met: Any, seconds: float) -> dict:
     return {"method": name, **met.to_dict(), "seconds": seconds}
 
 
+def _map_mpi(args: argparse.Namespace, options: dict[str, Any]) -> tuple[Any, Any, Mapping] | None:
+    """``--mpi``: the distributed PTRAM over MPI_COMM_WORLD; rank 0 reads the inputs and gets
+    (pattern, allocation, mapping), the other ranks None."""
+    if args.method != "ptram":
+        raise MappingError(f"--mpi runs the distributed PTRAM only (--method ptram), got --method {args.method}")
+    from ..mpi._collective import CollectiveError, from_root, mpi
+    comm = mpi().COMM_WORLD
+    kept: list = []
+
+    def read() -> None:
+        kept.extend(job(args))
+    try:
+        from_root(comm, read, "topomap map --mpi")
+        t0 = time.perf_counter()
+        from ..mpi.ptram import distributed_ptram
+        res = distributed_ptram(comm, *(kept or (None, None)), seed=args.seed, capacity=args.capacity, **options)
+    except CollectiveError:
+        if comm.rank == 0:
+            raise
+        return None
+    if comm.rank:
+        return None
+    return kept[0], kept[1], Mapping(res.pe_of, method="ptram", seed=args.seed,
+                                     seconds=time.perf_counter() - t0, options=options, capacity=args.capacity)
+
+
 def run(args: argparse.Namespace) -> int:
     options = parse_options(args.method, args.option)
-    pat, alloc = job(args)
-    mp = run_mapper(pat, alloc, method=args.method, seed=args.seed, capacity=args.capacity, **options)
+    if getattr(args, "mpi", False):
+        done = _map_mpi(args, options)
+        if done is None:        # ranks other than 0 print nothing
+            return 0
+        pat, alloc, mp = done
+    else:
+        pat, alloc = job(args)
+        mp = run_mapper(pat, alloc, method=args.method, seed=args.seed, capacity=args.capacity, **options)
     if args.output:
         if args.format == "pe":
             io.write_mapping(mp, args.output)
@@ -164,4 +197,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", help="mapping file to write")
     p.add_argument("--format", choices=["pe", "node"], default="pe",
                    help="pe: the PE id of each process (topomap eval --mapping reads it); node: its node id")
+    p.add_argument("--mpi", action="store_true",
+                   help="run the distributed PTRAM over the ranks of MPI_COMM_WORLD (under mpiexec; --method ptram; "
+                   "needs mpi4py); rank 0 reads the inputs and writes the output")
     p.set_defaults(func=run)

@@ -18,6 +18,7 @@ others waiting.
 :func:`ask_mpi`                     what the MPI library does with ``reorder=True`` (the baseline)
 :func:`launcher_file`               Open MPI rankfile, ``MPICH_RANK_ORDER``, Slurm and plain host lists
 :func:`mpi_library`                 the MPI mpi4py loads and the ``mpiexec`` that goes with it
+:func:`distributed_ptram`           PTRAM with its node leaders on the ranks, equal to the serial mapping
 =================================== ==================================================================
 
 Examples
@@ -36,6 +37,7 @@ from .discover import JobAllocation, RankPlace, discover_job, gather_places, job
 from .distgraph import by_new_rank, by_old_rank, dist_graph, handover, to_new, to_old
 from .launch import FORMATS, launcher_file, usage, write_launcher_file
 from .profile import Profile, profile
+from .ptram import distributed_ptram, leader_nodes
 from .reorder import ReorderInfo, ReorderPlan, apply_order, inverse, pattern_from_rows, plan_reorder, reorder
 from .runtime import MPILibrary, mpi_library, mpiexec_command
 
@@ -43,4 +45,4 @@ __all__ = ["CollectiveError", "reorder", "apply_order", "plan_reorder", "pattern
            "ReorderInfo", "ReorderPlan", "discover_job", "gather_places", "job_allocation", "parse_hosts",
            "RankPlace", "JobAllocation", "dist_graph", "to_new", "to_old", "by_new_rank", "by_old_rank", "handover",
            "profile", "Profile", "ask_mpi", "AskMPIResult", "launcher_file", "write_launcher_file", "usage",
-           "FORMATS", "mpi_library", "mpiexec_command", "MPILibrary"]
+           "FORMATS", "mpi_library", "mpiexec_command", "MPILibrary", "distributed_ptram", "leader_nodes"]

@@ -47,6 +47,26 @@
    Finally units go to their node's PEs in process order
    (topomap_place_groups; thesis §3.3.1).
 
+   Parallel decomposition (the thesis's leaders; topomap.mpi.ptram).  The
+   steps below run on every rank on identical states; only the marked parts
+   are split among leaders, each computing them for the allocation nodes it
+   serves, and their results are gathered to every rank (Allgatherv) before
+   the identical decision:
+     begin            step 1 on one rank, its group vector given to the
+                      others' topomap_ptram_begin (same units, same order);
+     greedy_next      every rank: the unit p and whether it needs scores;
+     greedy_score *   a leader: the hybrid score of p on each of its nodes
+                      (NaN for a node that is not free for p);
+     greedy_place     every rank: the argmin scan over all N gathered scores
+                      in node order (the tie rule above), then the move;
+     round_begin      every rank: MC, l*, the units of each node;
+     leader_search *  a leader: node n's kept try (the body of "for each
+                      allocation node n" above, on the round's start state);
+     round_end        every rank: the scan of the N gathered tries in node
+                      order (lowest MC, plateau, lower node), then the swap.
+   topomap_map_ptram is these steps with one leader serving every node, so
+   the serial and distributed mappings are equal by construction.
+
    Ties: a and b are tied when |a - b| <= 1e-10 * max(|a|, |b|), so floating
    round-off in the running sums never decides between equivalent choices.
    Every value compared comes from one evaluator whose state is the same
@@ -106,6 +126,58 @@ void topomap_ptram_options_init(topomap_ptram_options *opt);
    or argument, TOPOMAP_ECANCELED when the progress callback asked to stop. */
 int topomap_map_ptram(const topomap_machine *m, const topomap_pattern *p, const int32_t *alloc, int32_t nalloc,
                       int32_t capacity, const topomap_ptram_options *opt, int32_t *pe_of);
+
+/* The steps of topomap_map_ptram, for callers that split the leaders' work
+   (see "Parallel decomposition" above).  Every function returns 0 or a
+   negative TOPOMAP_E* code naming the bad argument or the step called out
+   of order; topomap_ptram_end frees the state (NULL is fine). */
+typedef struct topomap_ptram_state topomap_ptram_state;
+
+/* A leader's kept try: unit u moves to allocation node m, swapped with unit
+   r (-1: a move into free room); mc = max congestion after it; hot = the
+   hottest link's congestion after it (plateau); u = -1: no try kept. */
+typedef struct {
+    int32_t u, r, m;
+    double mc, hot;
+} topomap_ptram_try;
+
+/* Validate, build the units (step 1, or adopt `group`: n entries numbering
+   units 0..U-1, every unit used, the units placeable on the nodes; only
+   with partition = 1; NULL: run the seeded partitioner), the evaluator and
+   the node classes.  The state keeps pointers to m and, with partition =
+   0, to p's arrays: both must outlive it. */
+int topomap_ptram_begin(const topomap_machine *m, const topomap_pattern *p, const int32_t *alloc, int32_t nalloc,
+                        int32_t capacity, const topomap_ptram_options *opt, const int32_t *group,
+                        topomap_ptram_state **out);
+int32_t topomap_ptram_nunits(const topomap_ptram_state *st);
+int32_t topomap_ptram_nnodes(const topomap_ptram_state *st);
+const int32_t *topomap_ptram_group(const topomap_ptram_state *st); /* n entries */
+
+/* Greedy step: *unit = the next unit (-1 when all are placed) and
+   *needs_scores = 0 when it has no placed neighbour (it goes to the first
+   free node without scores). */
+int topomap_ptram_greedy_next(topomap_ptram_state *st, int32_t *unit, int *needs_scores);
+/* score[i] = hybrid metric with `unit` (the one greedy_next returned) on
+   allocation node nodes[i], NaN when that node is not free for it. */
+int topomap_ptram_greedy_score(topomap_ptram_state *st, int32_t unit, const int32_t *nodes, int32_t count,
+                               double *score);
+/* Place `unit` by the scan over score[0..N) (every free node's score; may
+   be NULL when needs_scores was 0). */
+int topomap_ptram_greedy_place(topomap_ptram_state *st, int32_t unit, const double *score);
+
+/* Refinement round: *go_on = 0 when MC = 0, the rounds are used up or the
+   last round found nothing; else the round's hottest link is fixed. */
+int topomap_ptram_round_begin(topomap_ptram_state *st, int *go_on);
+/* Node n's kept try for the open round. */
+int topomap_ptram_leader_search(topomap_ptram_state *st, int32_t n, topomap_ptram_try *kept);
+/* Close the round with the kept try of every node (N entries, checked):
+   *applied = 1 if a swap or move was applied. */
+int topomap_ptram_round_end(topomap_ptram_state *st, const topomap_ptram_try *kept, int *applied);
+
+/* After the greedy step (and any rounds): pe_of[0..n) and the trace
+   (optional, as topomap_ptram_options.trace). */
+int topomap_ptram_finish(topomap_ptram_state *st, int32_t *pe_of, topomap_ptram_trace *trace);
+void topomap_ptram_end(topomap_ptram_state *st);
 
 #ifdef __cplusplus
 }
