@@ -49,6 +49,8 @@ def test_one_page_per_algorithm_with_its_options(html):
         assert info.summary[1:] in page
         for option in info.options:
             assert f"<span class=\"pre\">{option}</span>" in page
+        if info.c_file:  # the choices the paper leaves open, from the implementing C file
+            assert f"header of csrc/core/{info.c_file}" in page, name
     block = _page(html, "algorithms/generated/block.html")
     assert "Complexity" in block and "No options." in block
 

@@ -26,6 +26,7 @@ class MapperInfo:
     summary: str
     options: dict = field(default_factory=dict)  # name -> (default, description)
     source: str = ""
+    c_file: str = ""  # the csrc/core file that implements it; "" for a mapper without C code
 
     def to_dict(self) -> dict:
         return {"name": self.name, "summary": self.summary, "source": self.source,
@@ -35,8 +36,14 @@ class MapperInfo:
 _REGISTRY: dict[str, MapperInfo] = {}
 
 
-def register(name: str, summary: str, options: dict | None = None, source: str = "") -> Callable:
+def register(name: str, summary: str, options: dict | None = None, source: str = "",
+             c_file: str | None = None) -> Callable:
     """Decorator: register ``func(pattern, allocation, *, seed, capacity, progress, **options) -> pe_of``.
+
+    ``c_file`` names the file of ``csrc/core`` that implements the mapper
+    (its header comment, the choices the paper leaves open, goes on the
+    mapper's documentation page); by default ``map_<name>.c`` with dashes
+    as underscores, ``""`` for a mapper without C code.
 
     ``progress`` is None or a callable of the fraction done (0..1) that a
     long-running mapper calls now and then (from C with the GIL taken back);
@@ -46,7 +53,8 @@ def register(name: str, summary: str, options: dict | None = None, source: str =
     def deco(func: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
         if name in _REGISTRY:
             raise ValueError(f"mapper {name!r} is registered twice")
-        _REGISTRY[name] = MapperInfo(name, func, summary, dict(options or {}), source)
+        c = f"map_{name.replace('-', '_')}.c" if c_file is None else c_file
+        _REGISTRY[name] = MapperInfo(name, func, summary, dict(options or {}), source, c)
         return func
     return deco
 

@@ -7,7 +7,8 @@
 * ``algorithms/generated/*.rst``: one page per registered mapper
   (:func:`topomap.methods`): summary, source, options, the hand-written notes
   in ``algorithms/notes/<name>.rst`` and the header comment of the C file
-  ``csrc/core/map_<name>.c`` when the source tree is there.
+  that implements it (the registry's ``c_file``) when the source tree is
+  there.
 * the ``topomap-cli`` directive: ``topomap --help`` and every command's help,
   from the argparse parsers themselves.
 * docstrings written as plain text get the two fixes RST needs
@@ -92,12 +93,20 @@ def api_pages() -> dict[str, str]:
 
 
 # ---------------------------------------------------------------- algorithm pages
-def c_header(name: str) -> tuple[str, str] | None:
-    """The leading comment of ``csrc/core/map_<name>.c``, when the source tree is there."""
+def c_header(c_file: str) -> tuple[str, str] | None:
+    """The leading comment of ``csrc/core/<c_file>``, when the source tree is there.
+
+    A mapper whose registered ``c_file`` is missing from a checkout is an
+    error: its page would silently lose the choices its C code documents.
+    """
     repo = _repo()
-    path = os.path.join(repo, "csrc", "core", f"map_{name}.c")
-    if not os.path.exists(path):
+    core = os.path.join(repo, "csrc", "core")
+    if not c_file or not os.path.isdir(core):
         return None
+    path = os.path.join(core, c_file)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"registered c_file {c_file!r} is not in {core}; pass the file that implements "
+                                f"the mapper (or c_file='' if it has no C code) to @register")
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     match = re.match(r"\s*/\*(.*?)\*/", text, re.S)
@@ -139,7 +148,10 @@ class MethodDirective(Directive):
             self.state.document.settings.record_dependencies.add(notes)
             with open(notes, encoding="utf-8") as fh:
                 self.state_machine.insert_input(fh.read().splitlines(), notes)
-        header = c_header(name)
+        try:
+            header = c_header(info.c_file)
+        except FileNotFoundError as exc:
+            raise self.error(f"mapper {name!r}: {exc}") from None
         if header is not None:
             path, text = header
             section = nodes.rubric(text=f"Implementation notes (header of {path})")

@@ -129,7 +129,7 @@ def mahd(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
           options={"objective": ("hop_bytes", "pick the best run by 'hop_bytes' (ch. 6) or 'max_congestion' "
                                               "(ch. 7); ties go to lower hop-bytes, then the earlier start"),
                    "weighted": (False, "as for mahd")},
-          source="Kumar 2012 §6.2.2 (EMAHD), §7.2")
+          source="Kumar 2012 §6.2.2 (EMAHD), §7.2", c_file="map_mahd.c")
 def emahd(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
           progress: Callable[[float], Any] | None, objective: str, weighted: bool) -> np.ndarray:
     """EMAHD mapping: never worse than MAHD by its objective.
@@ -151,7 +151,7 @@ def emahd(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
 
 @register("gge", "Kumar's GGE baseline: MAHD's order, each task on the free node closest to its most recently "
                  "mapped neighbour (not LibTopoMap's 'greedy')",
-          source="Kumar 2012 §6.2.2 (GGE as compared there, after Hoefler & Snir 2011)")
+          source="Kumar 2012 §6.2.2 (GGE as compared there, after Hoefler & Snir 2011)", c_file="map_mahd.c")
 def gge(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
         progress: Callable[[float], Any] | None) -> np.ndarray:
     """GGE as Kumar ran it: the MAHD skeleton with "closest to the most recently mapped neighbour".
@@ -172,7 +172,7 @@ def gge(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
           options={"passes": (100, "at most this many swap sweeps (>= 1); a sweep pairs each task on a most "
                                    "loaded link (or, once those are exhausted, on a link at >= 90 % of the "
                                    "maximum) with every other task")},
-          source="Kumar 2012 §7.2 (EMAHD + LocalOpt)")
+          source="Kumar 2012 §7.2 (EMAHD + LocalOpt)", c_file="map_maxcontention.c")
 def max_contention(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
                    progress: Callable[[float], Any] | None, passes: int) -> np.ndarray:
     """EMAHD + LocalOpt: the maximum link congestion never exceeds EMAHD's (by congestion).
@@ -215,7 +215,7 @@ def kumar_hybrid(pattern: Pattern, allocation: Allocation, *, seed: int, capacit
 
 
 @register("hilbert", "block mapping onto the allocation renumbered along a Hilbert curve (torus and mesh machines)",
-          source="Kumar 2012 §5.5 (SFC rank order)")
+          source="Kumar 2012 §5.5 (SFC rank order)", c_file="hilbert.c")
 def hilbert(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
             progress: Callable[[float], Any] | None) -> np.ndarray:
     """Kumar's SFC rank order: rank ``i`` on the ``i``-th slot along the curve.

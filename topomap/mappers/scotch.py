@@ -217,7 +217,7 @@ def _check(strategy: Any, imbalance: Any, timeout: Any) -> None:
               "imbalance": (0.03, "load imbalance tolerance (gmap -b; unused with a strategy, which sets its own)"),
               "timeout": (600.0, "seconds before gmap is stopped and the call fails"),
           },
-          source="Scotch 7 (Pellegrini), dual recursive bipartitioning; notes/anchors.md §1.5")
+          source="Scotch 7 (Pellegrini), dual recursive bipartitioning; notes/anchors.md §1.5", c_file="")
 def scotch(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
            progress: Callable[[float], Any] | None, strategy: str, imbalance: float, timeout: float) -> np.ndarray:
     """Scotch's mapping: ``pe_of`` for ``pattern`` on ``allocation``.
