@@ -139,10 +139,7 @@ def mesh_pattern(graph: tm.Pattern, n: int, shuffle: bool = False) -> tm.Pattern
     parts = tm.partition(graph, n, seed=0, undirected=True).parts
     if shuffle:
         parts = np.random.default_rng(n).permutation(n)[parts]
-    src = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
-    pu, pv = parts[src], parts[graph.indices]
-    cut = pu != pv
-    return tm.Pattern.from_edges(pu[cut], pv[cut], np.ones(int(cut.sum())), n=n)
+    return graph.quotient(parts, n)
 
 
 def allocation(machine: tm.Machine, n: int) -> tm.Allocation:
