@@ -21,6 +21,15 @@ def write(tmp_path, name, text):
     return str(path)
 
 
+def assert_format_error_at(read, path, where, what):
+    """``read(path)`` raises a FormatError that starts with ``path + where`` and contains ``what``."""
+    with pytest.raises(FormatError) as info:
+        read(path)
+    msg = str(info.value)
+    assert msg.startswith(path + where), msg
+    assert what in msg
+
+
 # ------------------------------------------------------------------ dense patterns
 
 @pytest.mark.parametrize("ext", [".mat", ".txt", ".dense", ".npy"])  # .csv is an edge list (test_io_formats)
@@ -61,12 +70,7 @@ def test_read_dense_directly_and_extension_case(tmp_path):
     (b"0 1\n\xff\xfe 0\n", ":2:", "not UTF-8 text"),
 ])
 def test_bad_dense_text_names_file_and_line(tmp_path, text, where, what):
-    path = write(tmp_path, "bad.mat", text)
-    with pytest.raises(FormatError) as info:
-        tm.io.read(path)
-    msg = str(info.value)
-    assert msg.startswith(path + where), msg
-    assert what in msg
+    assert_format_error_at(tm.io.read, write(tmp_path, "bad.mat", text), where, what)
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "# nothing here\n  \n"])
@@ -142,10 +146,7 @@ def test_mapping_file_comments_and_blank_lines(tmp_path):
     (b"1\n\xff\n", ":2:", "not UTF-8 text"),
 ])
 def test_bad_mapping_file_names_file_and_line(tmp_path, text, where, what):
-    path = write(tmp_path, "m.txt", text)
-    with pytest.raises(FormatError) as info:
-        tm.io.read_mapping(path)
-    assert str(info.value).startswith(path + where) and what in str(info.value)
+    assert_format_error_at(tm.io.read_mapping, write(tmp_path, "m.txt", text), where, what)
 
 
 def test_empty_or_missing_mapping_file(tmp_path):

@@ -56,6 +56,12 @@ def raw_dense(path: Path, p: int) -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
+def profile_dense(lib: Path, argv: list[str], out: Path, p: int, **options: object) -> tuple:
+    """Profile ``argv`` on p ranks into ``out``: (pattern, *raw_dense(out, p))."""
+    pat = profiler.profile(mpiexec(p, *argv), out, library=lib, **options)
+    return (pat, *raw_dense(out, p))
+
+
 def expected_known(p: int, persistent_and_collectives: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Bytes and message counts of known_pattern.c's point-to-point traffic (see its header)."""
     B = np.zeros((p, p), dtype=np.int64)
@@ -160,9 +166,8 @@ def exe(tmp_path_factory, mpi_env):
 @needs_mpi
 @pytest.mark.parametrize("p", [5, 8])
 def test_known_pattern_exact(p, lib, exe, tmp_path):
-    out = tmp_path / "known.tmprof"
-    pat = profiler.profile(mpiexec(p, str(exe("known_pattern.c"))), out, library=lib, collectives=True)
-    B, M, CB, CM = raw_dense(out, p)
+    pat, B, M, CB, CM = profile_dense(lib, [str(exe("known_pattern.c"))], tmp_path / "known.tmprof", p,
+                                      collectives=True)
     eb, em = expected_known(p)
     np.testing.assert_array_equal(B, eb)
     np.testing.assert_array_equal(M, em)
@@ -177,9 +182,7 @@ def test_known_pattern_exact(p, lib, exe, tmp_path):
 
 @needs_mpi
 def test_collectives_off_by_default(lib, exe, tmp_path):
-    out = tmp_path / "off.tmprof"
-    pat = profiler.profile(mpiexec(4, str(exe("known_pattern.c"))), out, library=lib)
-    B, M, CB, CM = raw_dense(out, 4)
+    pat, B, M, CB, CM = profile_dense(lib, [str(exe("known_pattern.c"))], tmp_path / "off.tmprof", 4)
     assert not CB.any() and not CM.any() and pat.provenance["collectives"] == "off"
     np.testing.assert_array_equal(B, expected_known(4)[0])
 
@@ -187,11 +190,8 @@ def test_collectives_off_by_default(lib, exe, tmp_path):
 @needs_mpi
 def test_subcommunicators_translate_to_world_ranks(lib, exe, tmp_path):
     p = 6
-    out = tmp_path / "split.tmprof"
-    profiler.profile(mpiexec(p, str(exe("split_pattern.c"))), out, library=lib)
-    B, M, _, _ = raw_dense(out, p)
-    eb = np.zeros((p, p), dtype=np.int64)
-    em = np.zeros((p, p), dtype=np.int64)
+    _, B, M, _, _ = profile_dense(lib, [str(exe("split_pattern.c"))], tmp_path / "split.tmprof", p)
+    eb, em = np.zeros((2, p, p), dtype=np.int64)
 
     def send(a: int, b: int) -> None:
         eb[a, b] += 100 + a
@@ -212,13 +212,11 @@ def test_subcommunicators_translate_to_world_ranks(lib, exe, tmp_path):
 @needs_mpi
 def test_thread_multiple_counts_exactly(lib, exe, tmp_path):
     p = 4
-    out = tmp_path / "thr.tmprof"
     exe_path = exe("threads_pattern.c")
     res = subprocess.run(mpiexec(1, str(exe_path)), capture_output=True, text=True, env={**os.environ, **ROOT_ENV})
     if "no-threads" in res.stdout:
         pytest.skip("this MPI does not provide MPI_THREAD_MULTIPLE")
-    pat = profiler.profile(mpiexec(p, str(exe_path)), out, library=lib)
-    B, M, _, _ = raw_dense(out, p)
+    pat, B, M, _, _ = profile_dense(lib, [str(exe_path)], tmp_path / "thr.tmprof", p)
     ring = np.roll(np.eye(p, dtype=np.int64), 1, axis=1)       # r -> r + 1
     np.testing.assert_array_equal(B, ring * 1000 * (8 + 9 + 10 + 11))
     np.testing.assert_array_equal(M, ring * 4000)
@@ -269,11 +267,8 @@ def test_matches_open_mpi_monitoring(lib, exe, tmp_path):
 @pytest.mark.skipif(shutil.which("mpif90") is None, reason="needs mpif90")
 def test_fortran_mpif_bindings(lib, exe, tmp_path):
     p = 4
-    out = tmp_path / "f.tmprof"
-    profiler.profile(mpiexec(p, str(exe("known_pattern_f.f90"))), out, library=lib)
-    B, M, _, _ = raw_dense(out, p)
-    eb = np.zeros((p, p), dtype=np.int64)
-    em = np.zeros((p, p), dtype=np.int64)
+    _, B, M, _, _ = profile_dense(lib, [str(exe("known_pattern_f.f90"))], tmp_path / "f.tmprof", p)
+    eb, em = np.zeros((2, p, p), dtype=np.int64)
     for r in range(p):
         for dst, nbytes, times in (((r + 1) % p, 400, 1), ((r - 1) % p, 64, 2), ((r + 2) % p, 12, 1),
                                    ((r + 1) % p, 40, 3)):

@@ -19,6 +19,7 @@
 #include <math.h>
 #include "topomap/error.h"
 #include "topomap/eval.h"
+#include "sorted.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -173,14 +174,7 @@ static int32_t chunk_start(const topomap_pattern *p, int t, int T)
 {
     if (t == 0) return 0;
     if (t == T) return p->n;
-    int64_t target = p->indptr[p->n] / T * t;
-    int32_t lo = 0, hi = p->n;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (p->indptr[mid] < target) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
+    return topomap_i_lower_bound_i64(p->indptr, p->n, p->indptr[p->n] / T * t);
 }
 
 /* Threads split the messages; each sums into its own link and level arrays,

@@ -60,6 +60,7 @@
 #include "topomap/map_aphid.h"
 #include "topomap/partition.h"
 #include "topomap/rng.h"
+#include "map_topdown.h"
 
 /* Work units (vertices + edge ends) between progress reports of small splits. */
 #define REPORT_EVERY 65536
@@ -76,16 +77,9 @@ void topomap_alloc_tree_destroy(topomap_alloc_tree *t)
     free(t);
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 int topomap_alloc_tree_create(const topomap_machine *m, const int32_t *alloc, int32_t nalloc,
                               topomap_alloc_tree **out)
 {
-    int32_t npes = topomap_machine_npes(m);
     if (nalloc < 1) return topomap_i_fail(TOPOMAP_EINVAL, "an allocation needs >= 1 PE, got %d", (int)nalloc);
     int rc = TOPOMAP_OK;
     size_t cap = 2 * (size_t)nalloc; /* every inner group has >= 2 children: <= 2N - 1 groups */
@@ -106,19 +100,7 @@ int topomap_alloc_tree_create(const topomap_machine *m, const int32_t *alloc, in
         rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the tree of %d PEs", (int)nalloc);
         goto cleanup;
     }
-    for (int32_t i = 0; i < nalloc; i++)
-        if (alloc[i] < 0 || alloc[i] >= npes) {
-            rc = topomap_i_fail(TOPOMAP_EINVAL, "allocation entry %d is PE %d, outside [0, %d)", (int)i,
-                                (int)alloc[i], (int)npes);
-            goto cleanup;
-        }
-    memcpy(t->pes, alloc, (size_t)nalloc * sizeof *alloc);
-    qsort(t->pes, (size_t)nalloc, sizeof *t->pes, cmp_i32);
-    for (int32_t i = 1; i < nalloc; i++)
-        if (t->pes[i] == t->pes[i - 1]) {
-            rc = topomap_i_fail(TOPOMAP_EINVAL, "PE %d appears twice in the allocation", (int)t->pes[i]);
-            goto cleanup;
-        }
+    if ((rc = topomap_i_sorted_pes(m, alloc, nalloc, t->pes))) goto cleanup;
     t->npes = nalloc;
     int32_t top = 0;
     for (int32_t i = 1; i < nalloc; i++) {
@@ -293,7 +275,7 @@ int topomap_map_aphid(const topomap_machine *m, const topomap_pattern *p, const 
                               (int)nalloc, (int)capacity);
     topomap_alloc_tree *t = NULL;
     int64_t *xadj = NULL, *sxadj = NULL;
-    int32_t *adj = NULL, *sadj = NULL, *tasks = NULL, *loc = NULL, *where = NULL, *part = NULL, *tmp = NULL;
+    int32_t *adj = NULL, *sadj = NULL, *tasks = NULL, *loc = NULL, *part = NULL, *tmp = NULL;
     int32_t *tstart = NULL, *tcount = NULL, *depth = NULL, *used = NULL, *pcount = NULL;
     int64_t *share = NULL, *rem = NULL;
     double *wgt = NULL, *swgt = NULL, *caps = NULL;
@@ -307,7 +289,6 @@ int topomap_map_aphid(const topomap_machine *m, const topomap_pattern *p, const 
     wgt = malloc((2 * (size_t)nnz + 1) * sizeof *wgt);
     tasks = malloc((size_t)n * sizeof *tasks);
     loc = malloc((size_t)n * sizeof *loc);
-    where = calloc((size_t)n, sizeof *where);
     part = malloc((size_t)n * sizeof *part);
     tmp = malloc((size_t)n * sizeof *tmp);
     tstart = calloc((size_t)G, sizeof *tstart);
@@ -318,7 +299,7 @@ int topomap_map_aphid(const topomap_machine *m, const topomap_pattern *p, const 
     caps = malloc((size_t)nalloc * sizeof *caps);
     share = malloc((size_t)nalloc * sizeof *share);
     rem = malloc((size_t)nalloc * sizeof *rem);
-    if (!xadj || !sxadj || !adj || !wgt || !tasks || !loc || !where || !part || !tmp || !tstart || !tcount ||
+    if (!xadj || !sxadj || !adj || !wgt || !tasks || !loc || !part || !tmp || !tstart || !tcount ||
         !depth || !used || !pcount || !caps || !share || !rem) {
         rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory placing %d processes", (int)n);
         goto cleanup;
@@ -349,7 +330,11 @@ int topomap_map_aphid(const topomap_machine *m, const topomap_pattern *p, const 
     }
     topomap_rng rng;
     topomap_rng_seed(&rng, run ? run->seed : 0);
-    for (int32_t v = 0; v < n; v++) tasks[v] = v; /* each group's range stays sorted: rows come out sorted */
+    for (int32_t v = 0; v < n; v++) {
+        tasks[v] = v; /* each group's range stays sorted: rows come out sorted */
+        loc[v] = -1;
+    }
+    topomap_ugraph whole = {n, xadj, adj, wgt, NULL};
     tcount[0] = n;
     for (int32_t g = 0; g < G; g++) {
         int32_t cnt = tcount[g], ts = tstart[g], *mine = tasks + ts;
@@ -366,39 +351,19 @@ int topomap_map_aphid(const topomap_machine *m, const topomap_pattern *p, const 
         } else if (singles) { /* one process per part: every assignment cuts every edge */
             for (int32_t i = 0; i < cnt; i++) part[i] = i;
         } else {
-            for (int32_t i = 0; i < cnt; i++) loc[mine[i]] = i;
-            int64_t e = 0;
-            sxadj[0] = 0;
-            for (int32_t i = 0; i < cnt; i++) {
-                int32_t u = mine[i];
-                for (int64_t j = xadj[u]; j < xadj[u + 1]; j++)
-                    if (where[adj[j]] == g) {
-                        sadj[e] = loc[adj[j]];
-                        swgt[e++] = wgt[j];
-                    }
-                sxadj[i + 1] = e;
-            }
-            topomap_ugraph sub = {cnt, sxadj, sadj, swgt, NULL};
+            topomap_ugraph sub = topomap_i_induced_subgraph(&whole, mine, cnt, loc, sxadj, sadj, swgt);
+            int64_t e = sxadj[cnt];
             pr.span = (double)cnt + (double)e;
             pr.since += cnt + e;
             popt.seed = topomap_rng_next(&rng);
             if ((rc = topomap_partition(&sub, k, caps, &popt, part, NULL, NULL))) goto cleanup;
             pr.done += pr.span;
         }
-        /* stable counting sort of the group's processes by part */
-        memset(pcount, 0, ((size_t)k + 1) * sizeof *pcount);
-        for (int32_t i = 0; i < cnt; i++) pcount[part[i] + 1]++;
+        topomap_i_sort_by_part(mine, cnt, part, k, pcount, tmp);
         for (int32_t j = 0; j < k; j++) {
-            int32_t child = c0 + used[j];
-            tstart[child] = ts + pcount[j];
-            tcount[child] = pcount[j + 1];
-            pcount[j + 1] += pcount[j];
+            tstart[c0 + used[j]] = ts + pcount[j];
+            tcount[c0 + used[j]] = pcount[j + 1] - pcount[j];
         }
-        for (int32_t i = 0; i < cnt; i++) {
-            where[mine[i]] = c0 + used[part[i]];
-            tmp[pcount[part[i]]++] = mine[i];
-        }
-        memcpy(mine, tmp, (size_t)cnt * sizeof *tmp);
     }
     pr.done = pr.total;
     if (run && run->progress && forward(&pr, 0) != 0)
@@ -413,7 +378,6 @@ cleanup:
     free(swgt);
     free(tasks);
     free(loc);
-    free(where);
     free(part);
     free(tmp);
     free(tstart);

@@ -76,6 +76,8 @@
 #include "topomap/partition.h"
 #include "topomap/rng.h"
 #include "map_hierarchy_internal.h"
+#include "map_topdown.h"
+#include "sorted.h"
 
 #define CHECK_EVERY 4096
 #define ALL_PAIRS_LIMIT 256
@@ -95,12 +97,6 @@ void topomap_hierarchy_destroy(topomap_hierarchy *h)
     free(h->dist);
     free(h->leaf_of);
     free(h);
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* Distance in the tree between the leaves of positions i and j. */
@@ -149,7 +145,6 @@ static int check_hierarchy(const topomap_machine *m, const topomap_hierarchy *h)
 int topomap_hierarchy_create(const topomap_machine *m, const int32_t *alloc, int32_t nalloc,
                              topomap_hierarchy **out)
 {
-    int32_t npes = topomap_machine_npes(m);
     if (nalloc < 1) return topomap_i_fail(TOPOMAP_EINVAL, "an allocation needs at least one PE, got %d", (int)nalloc);
     int rc = TOPOMAP_OK;
     size_t N = (size_t)nalloc, G = 2 * N;
@@ -173,23 +168,9 @@ int topomap_hierarchy_create(const topomap_machine *m, const int32_t *alloc, int
         rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the hierarchy of %d PEs", (int)nalloc);
         goto cleanup;
     }
-    for (int32_t i = 0; i < nalloc; i++) {
-        if (alloc[i] < 0 || alloc[i] >= npes) {
-            rc = topomap_i_fail(TOPOMAP_EINVAL, "allocation entry %d is PE %d, outside [0, %d)", (int)i,
-                                (int)alloc[i], (int)npes);
-            goto cleanup;
-        }
-        h->pes[i] = alloc[i];
-    }
-    qsort(h->pes, N, sizeof *h->pes, cmp_i32);
+    if ((rc = topomap_i_sorted_pes(m, alloc, nalloc, h->pes))) goto cleanup;
     key[0] = 0;
-    for (int32_t i = 1; i < nalloc; i++) {
-        if (h->pes[i] == h->pes[i - 1]) {
-            rc = topomap_i_fail(TOPOMAP_EINVAL, "PE %d appears twice in the allocation", (int)h->pes[i]);
-            goto cleanup;
-        }
-        key[i] = topomap_machine_distance(m, h->pes[i - 1], h->pes[i]);
-    }
+    for (int32_t i = 1; i < nalloc; i++) key[i] = topomap_machine_distance(m, h->pes[i - 1], h->pes[i]);
     /* Breadth first: a group's children are appended together, so they get
        consecutive ids larger than their parent's. */
     int32_t ng = 1;
@@ -364,29 +345,6 @@ static int ctx_init(ctx *c)
 
 /* ------------------------------------------------------------------ multisection */
 
-/* The induced subgraph of the processes proc[lo..hi) (ascending ids, so
-   rows stay sorted) into c->sxadj/sadj/swgt. */
-static topomap_ugraph subgraph(ctx *c, int32_t lo, int32_t hi)
-{
-    int32_t w = hi - lo;
-    for (int32_t i = 0; i < w; i++) c->loc[c->proc[lo + i]] = i;
-    int64_t e = 0;
-    c->sxadj[0] = 0;
-    for (int32_t i = 0; i < w; i++) {
-        int32_t u = c->proc[lo + i];
-        for (int64_t k = c->g.xadj[u]; k < c->g.xadj[u + 1]; k++) {
-            int32_t v = c->loc[c->g.adjncy[k]];
-            if (v >= 0) {
-                c->sadj[e] = v;
-                c->swgt[e++] = c->g.adjwgt[k];
-            }
-        }
-        c->sxadj[i + 1] = e;
-    }
-    for (int32_t i = 0; i < w; i++) c->loc[c->proc[lo + i]] = -1;
-    return (topomap_ugraph){w, c->sxadj, c->sadj, c->swgt, NULL};
-}
-
 /* One attempt at splitting the group's subgraph sg over `used` children:
    a partition with targets c->targets (the children's PEs) whose soft
    bound is their capacities c->caps, made exact if it is not, then
@@ -443,11 +401,12 @@ static int split_group(ctx *c, int32_t g, uint64_t seed, const topomap_i_hspan *
     int32_t used = 0;
     int64_t room = 0;
     while (used < k && room < W) room += c->cap[f + c->order[used++]];
-    qsort(c->order, (size_t)used, sizeof *c->order, cmp_i32);
+    qsort(c->order, (size_t)used, sizeof *c->order, topomap_i_cmp_i32);
     if (used == 1 || W <= 1) {
         for (int32_t i = 0; i < W; i++) c->part[i] = 0;
     } else {
-        topomap_ugraph sg = subgraph(c, lo, hi);
+        /* the group's processes are in ascending ids, so its rows stay sorted */
+        topomap_ugraph sg = topomap_i_induced_subgraph(&c->g, c->proc + lo, W, c->loc, c->sxadj, c->sadj, c->swgt);
         for (int32_t j = 0; j < used; j++) {
             int32_t ch = f + c->order[j];
             c->targets[j] = (double)(h->hi[ch] - h->lo[ch]);
@@ -479,23 +438,13 @@ static int split_group(ctx *c, int32_t g, uint64_t seed, const topomap_i_hspan *
             }
         }
     }
-    /* counting sort of the group's processes by part: children's ranges in
-       child order, ascending process ids inside */
-    int32_t *count = c->tmp; /* used + 1 entries, then the sorted copy after them */
-    for (int32_t j = 0; j <= used; j++) count[j] = 0;
-    for (int32_t i = 0; i < W; i++) count[c->part[i] + 1]++;
-    for (int32_t j = 0; j < used; j++) count[j + 1] += count[j];
-    int32_t *sorted = c->tmp + used + 1;
-    for (int32_t i = 0; i < W; i++) sorted[count[c->part[i]]++] = c->proc[lo + i];
-    memcpy(c->proc + lo, sorted, (size_t)W * sizeof *sorted);
+    /* children's ranges in child order, ascending process ids inside */
+    int32_t *count = c->tmp; /* used + 1 entries, then the sort's scratch after them */
+    topomap_i_sort_by_part(c->proc + lo, W, c->part, used, count, c->tmp + used + 1);
     for (int32_t j = 0; j < k; j++) c->plo[f + j] = c->phi[f + j] = lo; /* unused children stay empty */
-    int32_t at = lo;
     for (int32_t j = 0; j < used; j++) {
-        int32_t ch = f + c->order[j];
-        int32_t size = count[j] - (j ? count[j - 1] : 0);
-        c->plo[ch] = at;
-        c->phi[ch] = at + size;
-        at += size;
+        c->plo[f + c->order[j]] = lo + count[j];
+        c->phi[f + c->order[j]] = lo + count[j + 1];
     }
     return TOPOMAP_OK;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "topomap/error.h"
 #include "map_physgraph.h"
+#include "sorted.h"
 
 void topomap_i_physgraph_free(topomap_i_physgraph *g)
 {
@@ -149,12 +150,6 @@ void topomap_i_nodemap_free(topomap_i_nodemap *nm)
     memset(nm, 0, sizeof *nm);
 }
 
-static int by_slots_down(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x < y) - (x > y);
-}
-
 /* Index of the last class (classes by decreasing slots) whose slots are >= s. */
 static int32_t last_class_holding(const topomap_i_nodemap *nm, int64_t s)
 {
@@ -227,15 +222,12 @@ int topomap_i_nodemap_create(const topomap_machine *m, const topomap_pattern *p,
     if ((rc = topomap_ugraph_from_pattern(&q, nm->xadj, nm->adj, nm->wgt))) goto cleanup;
 
     memcpy(sorted, an->slots, (size_t)nn * sizeof *sorted);
-    qsort(sorted, (size_t)nn, sizeof *sorted, by_slots_down);
-    int32_t nc = 0;
-    for (int32_t j = 0; j < nn; j++)
-        if (j == 0 || sorted[j] != sorted[j - 1]) sorted[nc++] = sorted[j];
+    int32_t nc = topomap_i_distinct_i64(sorted, nn);
     nm->nclass = nc;
     nm->class_slots = malloc((size_t)nc * sizeof *nm->class_slots);
     nm->slack = malloc((size_t)nc * sizeof *nm->slack);
     if (!nm->class_slots || !nm->slack) goto nomem;
-    memcpy(nm->class_slots, sorted, (size_t)nc * sizeof *sorted);
+    for (int32_t c = 0; c < nc; c++) nm->class_slots[c] = sorted[nc - 1 - c]; /* classes by decreasing slots */
     for (int32_t j = 0; j < nn; j++) nm->node_class[j] = last_class_holding(nm, an->slots[j]);
     for (int32_t g = 0; g < k; g++) nm->group_class[g] = last_class_holding(nm, nm->size[g]);
     topomap_i_nodemap_reset(nm);

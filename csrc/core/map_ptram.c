@@ -53,6 +53,7 @@
 #include "topomap/eval.h"
 #include "topomap/map_ptram.h"
 #include "topomap/partition.h"
+#include "sorted.h"
 
 #define TIE_REL 1e-10
 /* Work units (messages re-routed by a try) between two progress checks:
@@ -146,22 +147,7 @@ struct topomap_ptram_state {
 };
 typedef struct topomap_ptram_state ptram;
 
-static int32_t class_of(const ptram *s, int64_t v)
-{
-    int32_t lo = 0, hi = s->nclass;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (s->cls_val[mid] < v) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
+static int32_t class_of(const ptram *s, int64_t v) { return topomap_i_lower_bound_i64(s->cls_val, s->nclass, v); }
 
 static int build_classes(ptram *s)
 {
@@ -176,10 +162,7 @@ static int build_classes(ptram *s)
     if (!s->cls_val || !s->node_cls || !s->unit_cls || !s->free_cnt || !s->left_cnt || !s->suffix_n || !s->suffix_u)
         return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
     memcpy(s->cls_val, an->slots, (size_t)s->N * sizeof *s->cls_val);
-    qsort(s->cls_val, (size_t)s->N, sizeof *s->cls_val, cmp_i64);
-    s->nclass = 0;
-    for (int32_t j = 0; j < s->N; j++)
-        if (!s->nclass || s->cls_val[s->nclass - 1] != s->cls_val[j]) s->cls_val[s->nclass++] = s->cls_val[j];
+    s->nclass = topomap_i_distinct_i64(s->cls_val, s->N);
     for (int32_t j = 0; j < s->N; j++) s->free_cnt[s->node_cls[j] = class_of(s, an->slots[j])]++;
     for (int32_t u = 0; u < s->nu; u++) {
         s->unit_cls[u] = class_of(s, s->size[u]);

@@ -40,6 +40,7 @@
 #include "topomap/error.h"
 #include "topomap/partition.h"
 #include "map_qap.h"
+#include "sorted.h"
 
 #define MAX_TABLE_NODES 11585 /* 11585^2 doubles < 1 GiB */
 
@@ -95,12 +96,6 @@ double topomap_i_qap_tolerance(const topomap_i_qap *q)
 
 /* ------------------------------------------------------------------ fits */
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 void topomap_i_fit_free(topomap_i_fit *f)
 {
     free(f->value);
@@ -128,9 +123,7 @@ int topomap_i_fit_init(topomap_i_fit *f, const topomap_i_qap *q)
         return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
     }
     memcpy(f->value, q->size, (size_t)q->n * sizeof *f->value);
-    qsort(f->value, (size_t)q->n, sizeof *f->value, cmp_i64);
-    for (int32_t j = 0; j < q->n; j++)
-        if (f->nv == 0 || f->value[f->nv - 1] != f->value[j]) f->value[f->nv++] = f->value[j];
+    f->nv = topomap_i_distinct_i64(f->value, q->n);
     topomap_i_fit_reset(f, q);
     for (int32_t v = 0; v < f->nv; v++)
         if (f->slack[v] < 0) {
@@ -143,16 +136,7 @@ int topomap_i_fit_init(topomap_i_fit *f, const topomap_i_qap *q)
 }
 
 /* First distinct size above s. */
-static int32_t first_above(const topomap_i_fit *f, int64_t s)
-{
-    int32_t lo = 0, hi = f->nv;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (f->value[mid] <= s) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
+static int32_t first_above(const topomap_i_fit *f, int64_t s) { return topomap_i_lower_bound_i64(f->value, f->nv, s + 1); }
 
 int topomap_i_fit_ok(const topomap_i_fit *f, const topomap_i_qap *q, int32_t j, int32_t l)
 {

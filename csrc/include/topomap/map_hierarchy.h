@@ -40,7 +40,7 @@ typedef struct {
    Checks that the machine distance of every PE to a representative of each
    sibling group of its ancestors equals that group's distance (for groups
    with more than 65 children, to the next 64 siblings cyclically), and of
-   every pair of PEs when the allocation has at most 1024 PEs; fails with
+   every pair of PEs when the allocation has at most 256 PEs (ALL_PAIRS_LIMIT); fails with
    TOPOMAP_ENOTSUP naming two PEs whose distance breaks the hierarchy
    otherwise (a torus, a dragonfly, a graph network). */
 int topomap_hierarchy_create(const topomap_machine *m, const int32_t *alloc, int32_t nalloc,

@@ -1,0 +1,54 @@
+/* Steps shared by the top-down mappers (map_topdown.h). */
+#include <string.h>
+#include "topomap/error.h"
+#include "map_topdown.h"
+#include "sorted.h"
+
+int topomap_i_sorted_pes(const topomap_machine *m, const int32_t *alloc, int32_t nalloc, int32_t *pes)
+{
+    int32_t npes = topomap_machine_npes(m);
+    for (int32_t i = 0; i < nalloc; i++)
+        if (alloc[i] < 0 || alloc[i] >= npes)
+            return topomap_i_fail(TOPOMAP_EINVAL, "allocation entry %d is PE %d, outside [0, %d)", (int)i,
+                                  (int)alloc[i], (int)npes);
+    memcpy(pes, alloc, (size_t)nalloc * sizeof *alloc);
+    qsort(pes, (size_t)nalloc, sizeof *pes, topomap_i_cmp_i32);
+    for (int32_t i = 1; i < nalloc; i++)
+        if (pes[i] == pes[i - 1])
+            return topomap_i_fail(TOPOMAP_EINVAL, "PE %d appears twice in the allocation", (int)pes[i]);
+    return TOPOMAP_OK;
+}
+
+topomap_ugraph topomap_i_induced_subgraph(const topomap_ugraph *g, const int32_t *verts, int32_t w, int32_t *loc,
+                                          int64_t *sxadj, int32_t *sadj, double *swgt)
+{
+    for (int32_t i = 0; i < w; i++) loc[verts[i]] = i;
+    int64_t e = 0;
+    sxadj[0] = 0;
+    for (int32_t i = 0; i < w; i++) {
+        int32_t u = verts[i];
+        for (int64_t k = g->xadj[u]; k < g->xadj[u + 1]; k++) {
+            int32_t v = loc[g->adjncy[k]];
+            if (v >= 0) {
+                sadj[e] = v;
+                swgt[e++] = g->adjwgt[k];
+            }
+        }
+        sxadj[i + 1] = e;
+    }
+    for (int32_t i = 0; i < w; i++) loc[verts[i]] = -1;
+    return (topomap_ugraph){w, sxadj, sadj, swgt, NULL};
+}
+
+void topomap_i_sort_by_part(int32_t *items, int32_t w, const int32_t *part, int32_t k, int32_t *count,
+                            int32_t *tmp)
+{
+    memset(count, 0, ((size_t)k + 1) * sizeof *count);
+    for (int32_t i = 0; i < w; i++) count[part[i] + 1]++;
+    for (int32_t j = 0; j < k; j++) count[j + 1] += count[j];
+    for (int32_t i = 0; i < w; i++) tmp[count[part[i]]++] = items[i];
+    /* count[j] now ends part j: shift it back to where part j starts */
+    memmove(count + 1, count, (size_t)k * sizeof *count);
+    count[0] = 0;
+    memcpy(items, tmp, (size_t)w * sizeof *tmp);
+}

@@ -1,0 +1,27 @@
+/* Internal: the steps shared by the mappers that split the processes of a
+   group of PEs among its children, top-down (map_aphid.c, map_hierarchy.c).
+   Implementation in map_topdown.c. */
+#ifndef TOPOMAP_MAP_TOPDOWN_H
+#define TOPOMAP_MAP_TOPDOWN_H
+#include <stdint.h>
+#include "topomap/machine.h"
+#include "topomap/partition.h"
+
+/* pes[0, nalloc) = the allocation's PEs in increasing order; TOPOMAP_EINVAL
+   naming the entry when a PE is outside the machine or listed twice. */
+int topomap_i_sorted_pes(const topomap_machine *m, const int32_t *alloc, int32_t nalloc, int32_t *pes);
+
+/* The subgraph of g induced by the vertices verts[0, w) (vertex i of it is
+   verts[i]; rows keep g's order, so ascending verts keep them sorted),
+   written to sxadj (w + 1) / sadj / swgt (g's edge count at most).  loc
+   (g->n) is all -1 on entry and again on return. */
+topomap_ugraph topomap_i_induced_subgraph(const topomap_ugraph *g, const int32_t *verts, int32_t w, int32_t *loc,
+                                          int64_t *sxadj, int32_t *sadj, double *swgt);
+
+/* Stable counting sort of items[0, w) by part[i] in [0, k): on return part
+   j's items stand at items[count[j] .. count[j + 1]) in their former order.
+   Scratch: count (k + 1), tmp (w). */
+void topomap_i_sort_by_part(int32_t *items, int32_t w, const int32_t *part, int32_t k, int32_t *count,
+                            int32_t *tmp);
+
+#endif
