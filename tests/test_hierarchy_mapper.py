@@ -268,9 +268,9 @@ def test_progress_and_cancellation_leave_no_state():
     def stop_at_third(fraction):
         calls.append(fraction)
         return len(calls) == 3
-    with pytest.raises(KeyboardInterrupt, match="cancelled"):
+    with pytest.raises(tm.Cancelled, match="hierarchy cancelled by the progress callback at") as info:
         tm.map(pat, alloc, method="hierarchy", capacity=16, seed=3, progress=stop_at_third)
-    assert len(calls) == 3
+    assert len(calls) == 3 and info.value.fraction == calls[2]
     assert np.array_equal(tm.map(pat, alloc, method="hierarchy", capacity=16, seed=3).pe_of, reference)
 
     def boom(fraction):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,8 +32,11 @@ CASES4 = [
      "plateau": True},
     {"name": "root_only", "machine": "torus:3x3/4", "n": 36, "policy": "random", "pattern": [6, 6], "seed": 1},
     {"name": "cancel", "machine": "torus:4x4/2", "n": 32, "pattern": [8, 4]},
+    {"name": "interrupt", "machine": "torus:4x4/2", "n": 32, "pattern": [8, 4]},
+    {"name": "raise", "machine": "torus:4x4/2", "n": 32, "pattern": [8, 4]},
     {"name": "mismatch", "machine": "torus:4x4/2", "n": 32, "pattern": [8, 4]},
 ]
+STOPS = ("cancel", "interrupt", "raise", "mismatch")
 CASES8 = [
     {"name": "node_leaders", "hosts": "a*2,b*2,c*2,d*2", "pattern": [8, 4], "capacity": 4, "leaders": "node",
      "plateau": True},
@@ -73,7 +77,7 @@ def run8() -> list[dict]:
     return results(run(8, "prog_ptram.py", json.dumps(CASES8), env=ENV, timeout=90))
 
 
-@pytest.mark.parametrize("case", [c for c in CASES4 if c["name"] not in ("cancel", "mismatch")],
+@pytest.mark.parametrize("case", [c for c in CASES4 if c["name"] not in STOPS],
                          ids=lambda c: c["name"])
 def test_four_ranks_equal_serial(run4, case):
     out = next(r for r in run4 if r["name"] == case["name"])
@@ -98,10 +102,31 @@ def test_node_leaders_use_the_discovered_hosts(run8):
     assert sorted(set(out["unit_node"])) == [0, 1, 2, 3]
 
 
-def test_cancel_on_one_rank_stops_every_rank(run4):
-    rows = [r for r in run4 if r["name"] == "cancel"]
-    assert sorted(r["rank"] for r in rows) == [0, 1, 2, 3]
-    assert {r["error"] for r in rows} == {"KeyboardInterrupt: distributed ptram cancelled on rank 1"}
+def stop_rows(run4: list[dict], name: str) -> dict[int, str]:
+    rows = {r["rank"]: r["error"] for r in run4 if r["name"] == name}
+    assert sorted(rows) == [0, 1, 2, 3]
+    return rows
+
+
+def test_cancel_on_one_rank_raises_cancelled_on_every_rank(run4):
+    errors = set(stop_rows(run4, "cancel").values())
+    assert len(errors) == 1
+    # the first exchange past 50% of the greedy steps: 0.1 + 0.8 * placed / 16 units
+    assert re.fullmatch(r"Cancelled: distributed ptram \(rank 1\) cancelled by the progress callback at "
+                        r"(5[0-9]|60)%", errors.pop())
+
+
+def test_ctrl_c_on_one_rank_interrupts_every_rank(run4):
+    assert set(stop_rows(run4, "interrupt").values()) == {
+        "KeyboardInterrupt: distributed ptram interrupted on rank 1"}
+
+
+def test_progress_exception_propagates_on_its_rank(run4):
+    rows = stop_rows(run4, "raise")
+    # the first exchange: the second of the 16 units (the first needs no scores) at 0.1 + 0.8 / 16
+    assert rows.pop(2) == "ValueError: progress failed at 0.15"
+    assert set(rows.values()) == {"CollectiveError: distributed_ptram: rank 2 failed (its error is printed on its "
+                                  "stderr)"}
 
 
 def test_different_patterns_raise_on_every_rank(run4):

@@ -355,8 +355,9 @@ def test_progress_reports_and_cancellation_leaves_a_clean_state():
     seen = []
     first = tm.map(pat, alloc, method="ptram", progress=seen.append).pe_of
     assert seen and seen == sorted(seen) and 0 <= seen[0] and seen[-1] == 1
-    with pytest.raises(KeyboardInterrupt, match="cancelled"):
+    with pytest.raises(tm.Cancelled, match="ptram cancelled by the progress callback at") as info:
         tm.map(pat, alloc, method="ptram", progress=lambda f: f > 0.5)
+    assert info.value.fraction > 0.5 and f"{info.value.fraction:.0%}" in str(info.value)
     with pytest.raises(ZeroDivisionError):
         tm.map(pat, alloc, method="ptram", progress=lambda f: 1 / 0)
     assert np.array_equal(tm.map(pat, alloc, method="ptram").pe_of, first)

@@ -17,7 +17,7 @@ Examples
 from . import generators, io, mappers  # noqa: F401  (mappers register themselves)
 from ._version import __version__
 from .compare import compare
-from .errors import (CoreError, CoreInputError, FormatError, MachineError, MappingError, MissingDependencyError,
+from .errors import (Cancelled, CoreError, CoreInputError, FormatError, MachineError, MappingError, MissingDependencyError,
                      PatternError, TopomapError)
 from .features import features
 from .machine import Allocation, Machine
@@ -45,5 +45,5 @@ __all__ = [
     "generators", "generators_nas", "generators_collective", "patterns_util", "io", "fabric", "analysis", "export",
     "profiler", "PartitionError", "PartitionCancelled",
     "TopomapError", "PatternError", "MachineError", "MappingError", "FormatError", "MissingDependencyError",
-    "CoreError", "CoreInputError", "__version__",
+    "CoreError", "CoreInputError", "Cancelled", "__version__",
 ]

@@ -37,3 +37,37 @@ class CoreError(TopomapError, RuntimeError):
 
 class CoreInputError(TopomapError, ValueError):
     """The C core rejected an argument; the message names it."""
+
+
+class Cancelled(TopomapError):
+    """A long call stopped because its progress callable returned something true.
+
+    The rule for every call that takes ``progress`` (:func:`topomap.map`
+    with any method, :func:`topomap.partition`, distributed PTRAM): a true
+    return raises :class:`Cancelled`; an exception raised by the callable
+    propagates unchanged; Ctrl-C raises :class:`KeyboardInterrupt`, as
+    everywhere in Python.  ``fraction`` is the last fraction reported
+    (None when the C core stopped on its own).
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> alloc = tm.machine("torus:4x4/4").allocate(64)
+    >>> try:
+    ...     tm.map(tm.generators.stencil_2d((8, 8)), alloc, method="ptram", progress=lambda f: f >= 0.5)
+    ... except tm.Cancelled as exc:
+    ...     print(exc.fraction >= 0.5, "ptram cancelled" in str(exc))
+    True True
+    """
+
+    def __init__(self, message: str, fraction: float | None = None):
+        super().__init__(message)
+        self.fraction = fraction
+
+    def __reduce__(self) -> tuple:
+        return type(self), (str(self), self.fraction)
+
+    @classmethod
+    def by_progress(cls, what: str, fraction: float) -> "Cancelled":
+        """The exception for ``what`` stopped by its progress callable at ``fraction``."""
+        return cls(f"{what} cancelled by the progress callback at {fraction:.0%}", float(fraction))

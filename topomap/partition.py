@@ -59,7 +59,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _core
-from .errors import CoreInputError, MissingDependencyError, TopomapError
+from .errors import Cancelled, CoreInputError, MissingDependencyError, TopomapError
 from .metrics import as_pattern
 from .pattern import Pattern
 
@@ -72,8 +72,8 @@ class PartitionError(TopomapError, ValueError):
     """A partitioning request is invalid (k, weights, capacities, graph)."""
 
 
-class PartitionCancelled(TopomapError):
-    """The progress callback asked to stop."""
+#: The former name of :class:`topomap.Cancelled`, which every long call raises now.
+PartitionCancelled = Cancelled
 
 
 @dataclass(frozen=True, eq=False)
@@ -233,18 +233,6 @@ def _method(method: str) -> str:
     return "metis"
 
 
-def _progress_hook(progress: Callable[[float], Any] | None) -> Callable[[float], None] | None:
-    if progress is None:
-        return None
-    if not callable(progress):
-        raise PartitionError(f"progress must be callable, got {type(progress).__name__}")
-
-    def hook(fraction: float) -> None:
-        if progress(fraction):
-            raise PartitionCancelled(f"partitioning cancelled by the progress callback at {fraction:.0%}")
-    return hook
-
-
 def partition(
     pattern_or_graph: Any,
     k: int,
@@ -298,7 +286,8 @@ def partition(
     progress : callable, optional
         ``progress(fraction)`` is called now and then by the builtin
         partitioner (only at 1.0 by METIS); a true return value stops it with
-        :class:`PartitionCancelled`.  Ctrl-C stops it too.
+        :class:`~topomap.Cancelled`, an exception it raises propagates, and
+        Ctrl-C raises KeyboardInterrupt.
 
     Returns
     -------
@@ -347,11 +336,12 @@ def partition(
     name = _method(method)
     if recursive is None:
         recursive = caps is not None and name == "builtin"
-    hook = _progress_hook(progress)
+    if progress is not None and not callable(progress):
+        raise PartitionError(f"progress must be callable, got {type(progress).__name__}")
     xadj, adjncy, adjwgt = _graph(pat, bool(undirected))
     args = (xadj, adjncy, adjwgt, vw, k)
     common = {"targets": shares, "hard": caps is not None, "imbalance": float(imbalance), "seed": int(seed) % 2**64,
-              "recursive": bool(recursive), "progress": hook}
+              "recursive": bool(recursive), "progress": progress}
     start = time.perf_counter()
     try:
         if name == "builtin":
@@ -364,8 +354,8 @@ def partition(
                 parts, pw, cut = _core.partition(*args, **common, part=parts)
             else:
                 pw, cut = _core.partition_stats(*args, parts)
-            if hook is not None:
-                hook(1.0)
+            if progress is not None and progress(1.0):
+                raise Cancelled.by_progress("partition", 1.0)
     except CoreInputError as exc:
         raise PartitionError(str(exc)) from None
     seconds = time.perf_counter() - start

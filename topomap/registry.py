@@ -46,9 +46,13 @@ def register(name: str, summary: str, options: dict | None = None, source: str =
     as underscores, ``""`` for a mapper without C code.
 
     ``progress`` is None or a callable of the fraction done (0..1) that a
-    long-running mapper calls now and then (from C with the GIL taken back);
-    if it returns something true or raises, the mapper stops and the call
-    raises.  Ctrl-C stops C mappers the same way.
+    long-running mapper calls now and then (from C with the GIL taken back).
+    Every mapper follows one rule: when it returns something true the mapper
+    stops with :class:`~topomap.Cancelled`; when it raises, its exception
+    propagates unchanged; Ctrl-C stops C mappers with KeyboardInterrupt.
+    Passing ``progress`` on to a ``topomap._core`` mapper gives all three;
+    a mapper that loops in Python raises ``Cancelled.by_progress(name,
+    fraction)`` itself.
     """
     def deco(func: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
         if name in _REGISTRY:
@@ -88,10 +92,21 @@ def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int =
     capacity : int
         Most processes per PE (n-to-1 mapping when > 1).
     progress : callable, optional
-        Called with the fraction done by mappers that run long; returning
-        True (or raising) cancels the mapping.  Ctrl-C cancels too.
+        Called with the fraction done (0..1) by mappers that run long.  If
+        it returns something true, the mapping stops and :class:`Cancelled`
+        is raised ("ptram cancelled by the progress callback at 42%"); an
+        exception it raises propagates unchanged; Ctrl-C raises
+        KeyboardInterrupt.  Either way nothing is left behind: the next
+        call gives the same mapping.
     **options
         Mapper options (see ``methods()[method].options``).
+
+    Raises
+    ------
+    Cancelled
+        When ``progress`` asked to stop.
+    MappingError
+        On an unknown method or option, or processes that do not fit.
 
     Examples
     --------
@@ -99,6 +114,10 @@ def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int =
     >>> alloc = tm.machine("torus:4x4/4").allocate(64)
     >>> tm.map(tm.generators.stencil_2d((8, 8)), alloc, method="random", seed=3).n
     64
+    >>> tm.map(tm.generators.stencil_2d((8, 8)), alloc, method="greedy", progress=lambda f: f >= 0.5)
+    Traceback (most recent call last):
+    ...
+    topomap.errors.Cancelled: greedy cancelled by the progress callback at 50%
     """
     if method not in _REGISTRY:
         raise MappingError(f"unknown mapping method {method!r}; registered: {', '.join(sorted(_REGISTRY))}")

@@ -42,11 +42,14 @@ PyArrayObject *pytopomap_param(PyObject *params, const char *name, int type, npy
 
 /* Progress of a long core call made with the GIL released: set ts from
    PyEval_SaveThread() before the call, restore it after.  The callback
-   returns non-zero (cancel) when Ctrl-C was pressed, the callable raised or
-   returned something true; the exception then stays set. */
+   returns non-zero (cancel) with the exception set: KeyboardInterrupt on
+   Ctrl-C, the callable's own exception when it raised, topomap.Cancelled
+   ("<what> cancelled by the progress callback at N%") when it returned
+   something true. */
 typedef struct {
     PyObject *callable; /* None/NULL or a function of the fraction done */
     PyThreadState *ts;
+    const char *what; /* the call, as the Cancelled message names it */
 } pytopomap_progress;
 int pytopomap_progress_cb(void *ctx, double fraction);
 /* -1 with TypeError unless callable is None or callable. */
@@ -56,7 +59,7 @@ int pytopomap_progress_check(PyObject *callable);
    bytes, allocation, capacity) and its int32 output pe_of (n).  init: 0 or
    -1 with an exception set (call finish anyway).  finish: the output array
    (new reference) when rc == 0, else NULL with an exception (the pending
-   one, e.g. KeyboardInterrupt from the progress callback, or rc's). */
+   one, e.g. Cancelled from the progress callback, or rc's). */
 typedef struct {
     const topomap_machine *m;
     topomap_pattern p;
@@ -66,6 +69,10 @@ typedef struct {
     PyArrayObject *arrs[4];
     PyArrayObject *out;
 } pytopomap_map_call;
+/* The (machine, allocation) arguments: *m set and the allocation as an
+   int32 array of 1 to 2^31 - 1 PEs (new reference), or NULL with
+   TypeError/ValueError. */
+PyArrayObject *pytopomap_machine_alloc(PyObject *machine, PyObject *alloc, const topomap_machine **m);
 int pytopomap_map_call_init(pytopomap_map_call *c, PyObject *machine, PyObject *indptr, PyObject *indices,
                             PyObject *bytes, PyObject *alloc, long capacity);
 PyObject *pytopomap_map_call_finish(pytopomap_map_call *c, int rc);

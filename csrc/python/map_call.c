@@ -2,29 +2,34 @@
    CSR, allocation, capacity and the int32 output array. */
 #include "glue.h"
 
+PyArrayObject *pytopomap_machine_alloc(PyObject *machine, PyObject *alloc, const topomap_machine **m)
+{
+    if (!PyObject_TypeCheck(machine, &PyTopomapMachine_Type)) {
+        PyErr_SetString(PyExc_TypeError, "machine must be a topomap._core.Machine");
+        return NULL;
+    }
+    *m = ((PyTopomapMachine *)machine)->m;
+    PyArrayObject *a = pytopomap_array(alloc, NPY_INT32, -1, "allocation");
+    if (a && (PyArray_DIM(a, 0) < 1 || PyArray_DIM(a, 0) > INT32_MAX)) {
+        PyErr_SetString(PyExc_ValueError, "the allocation must have between 1 and 2^31 - 1 PEs");
+        Py_CLEAR(a);
+    }
+    return a;
+}
+
 int pytopomap_map_call_init(pytopomap_map_call *c, PyObject *machine, PyObject *indptr, PyObject *indices,
                             PyObject *bytes, PyObject *alloc, long capacity)
 {
     memset(c, 0, sizeof *c);
-    if (!PyObject_TypeCheck(machine, &PyTopomapMachine_Type)) {
-        PyErr_SetString(PyExc_TypeError, "machine must be a topomap._core.Machine");
-        return -1;
-    }
-    c->m = ((PyTopomapMachine *)machine)->m;
+    if (!(c->arrs[3] = pytopomap_machine_alloc(machine, alloc, &c->m))) return -1;
+    c->alloc = PyArray_DATA(c->arrs[3]);
+    c->nalloc = (int32_t)PyArray_DIM(c->arrs[3], 0);
     if (capacity < 1 || capacity > INT32_MAX) {
         PyErr_Format(PyExc_ValueError, "capacity = %ld must be a positive 32-bit integer", capacity);
         return -1;
     }
     c->capacity = (int32_t)capacity;
     if (pytopomap_pattern(indptr, indices, bytes, &c->p, c->arrs)) return -1;
-    if (!(c->arrs[3] = pytopomap_array(alloc, NPY_INT32, -1, "allocation"))) return -1;
-    npy_intp na = PyArray_DIM(c->arrs[3], 0);
-    if (na < 1 || na > INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "the allocation must have between 1 and 2^31 - 1 PEs");
-        return -1;
-    }
-    c->alloc = PyArray_DATA(c->arrs[3]);
-    c->nalloc = (int32_t)na;
     npy_intp n = c->p.n;
     if (!(c->out = (PyArrayObject *)PyArray_SimpleNew(1, &n, NPY_INT32))) return -1;
     c->pe_of = PyArray_DATA(c->out);

@@ -7,13 +7,14 @@ PyObject *pytopomap_raise(int rc)
 {
     const char *msg = topomap_last_error();
     if (rc == TOPOMAP_ENOMEM) return PyErr_NoMemory();
-    if (rc == TOPOMAP_ECANCELED) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyboardInterrupt, msg);
-        return NULL;
-    }
+    /* a stop asked from Python (Ctrl-C, the progress callable) has its
+       exception set by progress.c; only a cancel of the core's own is left */
+    if (rc == TOPOMAP_ECANCELED && PyErr_Occurred()) return NULL;
     PyObject *mod = PyImport_ImportModule("topomap.errors");
     if (!mod) return NULL;
-    PyObject *cls = PyObject_GetAttrString(mod, rc == TOPOMAP_EINVAL ? "CoreInputError" : "CoreError");
+    PyObject *cls = PyObject_GetAttrString(mod, rc == TOPOMAP_EINVAL     ? "CoreInputError"
+                                                : rc == TOPOMAP_ECANCELED ? "Cancelled"
+                                                                          : "CoreError");
     Py_DECREF(mod);
     if (!cls) return NULL;
     PyErr_SetString(cls, msg);

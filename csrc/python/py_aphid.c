@@ -21,7 +21,7 @@ PyObject *pytopomap_map_aphid(PyObject *self, PyObject *args, PyObject *kw)
     pytopomap_map_call c;
     int rc = 0;
     if (!pytopomap_map_call_init(&c, mo, ip, ix, by, ao, capacity)) {
-        pytopomap_progress pc = {po, NULL};
+        pytopomap_progress pc = {po, NULL, "aphid"};
         topomap_run_options run = {(uint64_t)seed, pytopomap_progress_cb, &pc};
         topomap_aphid_options opt = {recursive, proportional, (int32_t)ntries};
         pc.ts = PyEval_SaveThread();
@@ -36,22 +36,13 @@ PyObject *pytopomap_alloc_tree(PyObject *self, PyObject *args)
     (void)self;
     PyObject *mo, *ao, *res = NULL;
     if (!PyArg_ParseTuple(args, "OO", &mo, &ao)) return NULL;
-    if (!PyObject_TypeCheck(mo, &PyTopomapMachine_Type)) {
-        PyErr_SetString(PyExc_TypeError, "machine must be a topomap._core.Machine");
-        return NULL;
-    }
-    PyArrayObject *a = pytopomap_array(ao, NPY_INT32, -1, "allocation");
+    const topomap_machine *m;
+    PyArrayObject *a = pytopomap_machine_alloc(mo, ao, &m);
     if (!a) return NULL;
-    npy_intp na = PyArray_DIM(a, 0);
-    if (na < 1 || na > INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "the allocation must have between 1 and 2^31 - 1 PEs");
-        Py_DECREF(a);
-        return NULL;
-    }
     topomap_alloc_tree *t = NULL;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = topomap_alloc_tree_create(((PyTopomapMachine *)mo)->m, PyArray_DATA(a), (int32_t)na, &t);
+    rc = topomap_alloc_tree_create(m, PyArray_DATA(a), (int32_t)PyArray_DIM(a, 0), &t);
     Py_END_ALLOW_THREADS
     Py_DECREF(a);
     if (rc) return pytopomap_raise(rc);

@@ -22,7 +22,7 @@ PyObject *pytopomap_map_hierarchy(PyObject *self, PyObject *args, PyObject *kw)
     pytopomap_map_call c;
     int rc = 0;
     if (!pytopomap_map_call_init(&c, mo, ip, ix, by, ao, capacity)) {
-        pytopomap_progress pc = {po, NULL};
+        pytopomap_progress pc = {po, NULL, "hierarchy"};
         topomap_run_options run = {(uint64_t)seed, pytopomap_progress_cb, &pc};
         pc.ts = PyEval_SaveThread();
         rc = topomap_map_hierarchy(c.m, &c.p, c.alloc, c.nalloc, c.capacity, &opt, &run, c.pe_of, &qap);
@@ -44,19 +44,11 @@ PyObject *pytopomap_hierarchy_groups(PyObject *self, PyObject *args)
     (void)self;
     PyObject *mo, *ao;
     if (!PyArg_ParseTuple(args, "OO", &mo, &ao)) return NULL;
-    if (!PyObject_TypeCheck(mo, &PyTopomapMachine_Type)) {
-        PyErr_SetString(PyExc_TypeError, "machine must be a topomap._core.Machine");
-        return NULL;
-    }
-    PyArrayObject *a = pytopomap_array(ao, NPY_INT32, -1, "allocation");
+    const topomap_machine *m;
+    PyArrayObject *a = pytopomap_machine_alloc(mo, ao, &m);
     if (!a) return NULL;
-    if (PyArray_DIM(a, 0) > INT32_MAX) {
-        Py_DECREF(a);
-        PyErr_SetString(PyExc_ValueError, "the allocation has more than 2^31 - 1 PEs");
-        return NULL;
-    }
     topomap_hierarchy *h = NULL;
-    int rc = topomap_hierarchy_create(((PyTopomapMachine *)mo)->m, PyArray_DATA(a), (int32_t)PyArray_DIM(a, 0), &h);
+    int rc = topomap_hierarchy_create(m, PyArray_DATA(a), (int32_t)PyArray_DIM(a, 0), &h);
     Py_DECREF(a);
     if (rc) return pytopomap_raise(rc);
     npy_intp ng = h->ngroups;

@@ -31,7 +31,8 @@ PyObject *pytopomap_map_kumar(PyObject *self, PyObject *args, PyObject *kw)
     pytopomap_map_call c;
     int rc = 0;
     if (!pytopomap_map_call_init(&c, mo, ip, ix, by, ao, capacity)) {
-        pytopomap_progress pc = {po, NULL};
+        /* gge is mahd with its own rule: the message names what the user ran */
+        pytopomap_progress pc = {po, NULL, kind == 1 && rule == TOPOMAP_MAHD_GGE ? "gge" : method};
         topomap_run_options run = {(uint64_t)seed, pytopomap_progress_cb, &pc};
         topomap_grasp_options go = {(int32_t)iterations, alpha, beta};
         pc.ts = PyEval_SaveThread();

@@ -12,7 +12,8 @@ static PyObject *call(PyObject *mo, PyObject *ip, PyObject *ix, PyObject *by, Py
     if (pytopomap_progress_check(po)) return NULL;
     pytopomap_map_call c;
     if (pytopomap_map_call_init(&c, mo, ip, ix, by, ao, capacity)) return pytopomap_map_call_finish(&c, -1);
-    pytopomap_progress pc = {po, NULL};
+    static const char *const names[] = {"greedy", "recursive", "rcm"};
+    pytopomap_progress pc = {po, NULL, names[which]};
     *(topomap_run_options *)opt = (topomap_run_options){(uint64_t)seed, pytopomap_progress_cb, &pc};
     int rc = 0;
     pc.ts = PyEval_SaveThread();

@@ -17,7 +17,7 @@ PyObject *pytopomap_group_by_node(PyObject *self, PyObject *args, PyObject *kw)
     PyArrayObject *gs = NULL;
     int rc = 0;
     if (pytopomap_map_call_init(&c, mo, ip, ix, by, ao, capacity)) goto cleanup;
-    pytopomap_progress pc = {po, NULL};
+    pytopomap_progress pc = {po, NULL, "group_by_node"};
     topomap_run_options run = {(uint64_t)seed, pytopomap_progress_cb, &pc};
     int32_t k = 0;
     pc.ts = PyEval_SaveThread();

@@ -107,7 +107,7 @@ PyObject *pytopomap_partition(PyObject *self, PyObject *args, PyObject *kw)
     opt.hard = hard;
     opt.recursive = recursive;
     opt.ntries = ntries;
-    pytopomap_progress pc = {po, NULL};
+    pytopomap_progress pc = {po, NULL, "partition"};
     opt.progress = pytopomap_progress_cb;
     opt.progress_ctx = &pc;
     const double *targets = arrs[4] ? PyArray_DATA(arrs[4]) : NULL;

@@ -68,7 +68,7 @@ PyObject *pytopomap_map_ptram(PyObject *self, PyObject *args, PyObject *kw)
         }
         opt.trace = &tr;
     }
-    pytopomap_progress pc = {po, NULL};
+    pytopomap_progress pc = {po, NULL, "ptram"};
     opt.run = (topomap_run_options){(uint64_t)seed, pytopomap_progress_cb, &pc};
     pc.ts = PyEval_SaveThread();
     rc = topomap_map_ptram(c.m, &c.p, c.alloc, c.nalloc, c.capacity, &opt, c.pe_of);

@@ -2,8 +2,9 @@
 
 A case: {"name", "machine", "n", "policy", "pattern": [nx, ny] (stencil_2d, weights 1,3), "seed",
 "partition", "plateau", "rounds", "capacity", "leaders", "hosts"?}.  Every rank checks it got the same
-result; rank 0 prints it.  Special names: "cancel" (rank 1's progress cancels), "mismatch" (rank 2
-passes another pattern), "root_only" (the pattern and the allocation on rank 0 only); for these every
+result; rank 0 prints it.  Special names: "cancel" (rank 1's progress returns True past 50%),
+"interrupt" (rank 1's progress raises KeyboardInterrupt, as Ctrl-C would), "raise" (rank 2's progress
+raises ValueError), "mismatch" (rank 2 passes another pattern), "root_only" (the pattern and the allocation on rank 0 only); for these every
 rank reports {"name", "rank", "error"} (printed by rank 0).
 """
 
@@ -31,18 +32,29 @@ def options(case):
                 plateau=case.get("plateau", False), rounds=case.get("rounds", 10), leaders=case.get("leaders"))
 
 
+def interrupt(fraction):
+    raise KeyboardInterrupt
+
+
+def fail(fraction):
+    raise ValueError(f"progress failed at {fraction:.2f}")
+
+
+PROGRESS = {("cancel", 1): lambda f: f > 0.5, ("interrupt", 1): interrupt, ("raise", 2): fail}
+
+
 def body(comm, argv):
     for case in json.loads(argv[0]):
         pat, alloc = inputs(comm, case)
         name = case["name"]
-        if name in ("cancel", "mismatch"):
-            progress = (lambda f: f > 0.5) if name == "cancel" and comm.rank == 1 else None
+        if name in ("cancel", "interrupt", "raise", "mismatch"):
+            progress = PROGRESS.get((name, comm.rank))
             given = tm.generators.stencil_2d(tuple(case["pattern"]), weights=(1, 4)) \
                 if name == "mismatch" and comm.rank == 2 else pat
             try:
                 distributed_ptram(comm, given, alloc, progress=progress, **options(case))
                 error = None
-            except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt is the cancel
+            except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt is expected too
                 error = f"{type(exc).__name__}: {exc}"
             # rank 0 prints for all: mpiexec may interleave long lines of different ranks
             for entry in comm.gather({"name": name, "rank": comm.rank, "error": error}) or ():

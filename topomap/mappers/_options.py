@@ -1,5 +1,5 @@
-"""What the mappers' Python wrappers share: option type predicates and the
-translation of C core errors into MappingError.
+"""What the mappers' Python wrappers share: option type predicates, the
+translation of C core errors into MappingError and the call of a C mapper.
 
 Each mapper keeps its own messages (they name the method and option); only
 the type rules and the error translation live here, so that "an integer"
@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import numbers
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
 from ..errors import CoreError, CoreInputError, MappingError
+
+if TYPE_CHECKING:
+    from ..machine import Allocation
+    from ..pattern import Pattern
 
 
 def is_int(value: Any) -> bool:
@@ -39,3 +43,18 @@ def core_errors(method: str | None) -> Iterator[None]:
         yield
     except (CoreError, CoreInputError) as exc:
         raise MappingError(f"{method}: {exc}" if method else str(exc)) from None
+
+
+def core_map(method: str | None, func: Callable[..., Any], pattern: Pattern, allocation: Allocation, seed: int,
+             capacity: int, progress: Callable[[float], Any] | None, **options: Any) -> Any:
+    """Call the ``topomap._core`` mapper ``func`` with the arguments every one takes.
+
+    Those are the machine, the pattern's CSR arrays, the allocation, the
+    capacity, the seed (as the core's uint64) and ``progress``, which the
+    glue handles for all of them (a true return raises
+    :class:`~topomap.Cancelled`); the core's errors come back as
+    :class:`~topomap.MappingError` as :func:`core_errors` says.
+    """
+    with core_errors(method):
+        return func(allocation.machine._core, pattern.indptr, pattern.indices, pattern.bytes, allocation.pes,
+                    capacity, seed % 2**64, progress=progress, **options)

@@ -29,7 +29,7 @@ from ..pattern import Pattern
 from ..patterns_util import prune as prune_pattern
 from ..patterns_util import symmetrize
 from ..registry import register
-from ._options import core_errors, is_int, is_real
+from ._options import core_map, is_int, is_real
 
 __all__ = ["aphid", "allocation_tree"]
 
@@ -104,10 +104,8 @@ def aphid(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
     # stencils), nothing would be pruned, so skip the symmetrised copy.
     if prune > 0 and pattern.nnz and pattern.bytes.min() < 2 * prune * pattern.bytes.max():
         graph = prune_pattern(symmetrize(pattern, "sum"), float(prune))
-    with core_errors(None):
-        return _core.map_aphid(allocation.machine._core, graph.indptr, graph.indices, graph.bytes, allocation.pes,
-                               capacity, seed % 2**64, recursive=partitioner == "recursive",
-                               proportional=fill == "proportional", ntries=int(ntries), progress=progress)
+    return core_map(None, _core.map_aphid, graph, allocation, seed, capacity, progress,
+                    recursive=partitioner == "recursive", proportional=fill == "proportional", ntries=int(ntries))
 
 
 def allocation_tree(allocation: Allocation) -> dict[str, np.ndarray]:

@@ -78,8 +78,7 @@ def hierarchy(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: 
     allocation : Allocation
         PEs of a machine whose distances form a hierarchy over them.
     seed, capacity, progress
-        As for :func:`topomap.map` (a progress callable returning True
-        cancels with KeyboardInterrupt, as Ctrl-C does).
+        As for :func:`topomap.map`.
     imbalance : float
         ``eps >= 0``: every PE holds at most ``ceil((1 + eps) n / PEs)``
         processes (never more than ``capacity``).

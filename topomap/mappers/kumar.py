@@ -19,6 +19,7 @@ choice the thesis leaves open.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable
 
 import numpy as np
@@ -28,7 +29,7 @@ from ..errors import MappingError
 from ..machine import Allocation
 from ..pattern import Pattern
 from ..registry import register
-from ._options import core_errors, is_flag, is_int, is_real
+from ._options import core_map, is_flag, is_int, is_real
 
 __all__ = ["grasp", "mahd", "emahd", "gge", "max_contention", "kumar_hybrid", "hilbert"]
 
@@ -60,9 +61,8 @@ def _flag(method: str, name: str, value: Any) -> bool:
 
 def _run(method: str, pattern: Pattern, allocation: Allocation, seed: int, capacity: int,
          progress: Callable[[float], Any] | None, **options: Any) -> np.ndarray:
-    with core_errors(method):
-        return _core.map_kumar(method, allocation.machine._core, pattern.indptr, pattern.indices, pattern.bytes,
-                               allocation.pes, capacity, seed % 2**64, progress, **options)
+    return core_map(method, partial(_core.map_kumar, method), pattern, allocation, seed, capacity, progress,
+                    **options)
 
 
 @register("grasp", "GRASP for the hop-byte QAP: randomized two-stage greedy construction + 2-exchange "

@@ -41,7 +41,7 @@ from ..networks import Hypercube, Torus
 from ..metrics import as_pattern
 from ..pattern import Pattern
 from ..registry import register
-from ._options import core_errors, is_flag
+from ._options import core_map, is_flag
 
 __all__ = ["greedy", "recursive", "rcm", "rcm_order", "GREEDY_STARTS", "RCM_STARTS"]
 
@@ -63,24 +63,6 @@ def _flag(method: str, name: str, value: Any) -> int:
     if not is_flag(value):
         raise MappingError(f"{method}: option {name} must be True or False, got {value!r}")
     return int(value)
-
-
-def _cancellable(method: str, progress: Callable[[float], Any] | None) -> Callable[[float], None] | None:
-    """The user's progress callable, raising MappingError when it returns something true."""
-    if progress is None:
-        return None
-
-    def hook(fraction: float) -> None:
-        if progress(fraction):
-            raise MappingError(f"{method} mapping cancelled by the progress callback at {fraction:.0%}")
-    return hook
-
-
-def _run(method: str, func: Callable[..., np.ndarray], pattern: Pattern, allocation: Allocation, seed: int,
-         capacity: int, progress: Callable[[float], Any] | None, **opts: Any) -> np.ndarray:
-    with core_errors(method):
-        return func(allocation.machine._core, pattern.indptr, pattern.indices, pattern.bytes, allocation.pes,
-                    capacity, seed % 2**64, _cancellable(method, progress), **opts)
 
 
 @register("greedy", "heaviest group first, then the group most tied to the mapped ones onto the nearest free node "
@@ -131,7 +113,7 @@ def greedy(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int
     c = _flag("greedy", "congestion", congestion)
     if not isinstance(tries, (int, np.integer)) or isinstance(tries, bool) or not 1 <= tries < 2**31:
         raise MappingError(f"greedy: option tries must be a positive integer, got {tries!r}")
-    return _run("greedy", _core.map_greedy, pattern, allocation, seed, capacity, progress, start=s, congestion=c,
+    return core_map("greedy", _core.map_greedy, pattern, allocation, seed, capacity, progress, start=s, congestion=c,
                 tries=int(tries))
 
 
@@ -192,7 +174,7 @@ def recursive(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: 
     1
     """
     geo = _geometry(allocation) if _flag("recursive", "geometric", geometric) else {}
-    return _run("recursive", _core.map_recursive, pattern, allocation, seed, capacity, progress,
+    return core_map("recursive", _core.map_recursive, pattern, allocation, seed, capacity, progress,
                 context=_flag("recursive", "context", context), **geo)
 
 
@@ -230,7 +212,7 @@ def rcm(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
     >>> tm.evaluate(pat, alloc, tm.map(pat, alloc, method="rcm")).max_dilation
     1
     """
-    return _run("rcm", _core.map_rcm, pattern, allocation, seed, capacity, progress,
+    return core_map("rcm", _core.map_rcm, pattern, allocation, seed, capacity, progress,
                 start=_choice("rcm", "start", start, RCM_STARTS))
 
 

@@ -37,7 +37,7 @@ from ..machine import Allocation
 from ..metrics import as_pattern
 from ..pattern import Pattern
 from ..registry import register
-from ._options import core_errors, is_int
+from ._options import core_map, is_int
 
 __all__ = ["ptram", "run_ptram", "PtramResult", "DEFAULT_K"]
 
@@ -122,8 +122,8 @@ def run_ptram(pattern: Pattern, allocation: Allocation, *, seed: int = 0, capaci
     capacity : int
         Most processes per PE.
     progress : callable, optional
-        Called with the fraction done; returning True cancels (the call
-        raises KeyboardInterrupt, as Ctrl-C does).
+        Called with the fraction done; returning True cancels with
+        :class:`~topomap.Cancelled` (as for :func:`topomap.map`).
     weights : sequence of 4 float
         Hybrid weights of hop-bytes, max congestion, non-zero congestion
         average and variance, raw values (the thesis: 1, 1, 1, 1).
@@ -162,11 +162,8 @@ def run_ptram(pattern: Pattern, allocation: Allocation, *, seed: int = 0, capaci
     if not isinstance(allocation, Allocation):
         raise MappingError(f"ptram needs an Allocation (machine.allocate(...)), got {type(allocation).__name__}")
     pattern = as_pattern(pattern)
-    with core_errors("ptram"):
-        pe_of, tr = _core.map_ptram(allocation.machine._core, pattern.indptr, pattern.indices, pattern.bytes,
-                                    allocation.pes, capacity, seed % 2**64, weights=w, k=int(k),
-                                    rounds=int(rounds), partition=int(bool(partition)),
-                                    plateau=int(bool(plateau)), progress=progress, trace=True)
+    pe_of, tr = core_map("ptram", _core.map_ptram, pattern, allocation, seed, capacity, progress, weights=w, k=int(k),
+                         rounds=int(rounds), partition=int(bool(partition)), plateau=int(bool(plateau)), trace=True)
     return PtramResult(pe_of=pe_of, group=tr["group"], order=tr["order"], unit_node=tr["unit_node"],
                        round_mc=tr["round_mc"], rounds_done=tr["rounds_done"], greedy_hybrid=tr["greedy_hybrid"],
                        seconds=dict(zip(("partition", "greedy", "refine"), tr["seconds"])))

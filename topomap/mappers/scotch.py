@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import MachineError, MappingError
+from ..errors import Cancelled, MachineError, MappingError
 from ..export import scotch as export
 from ..io.scotch_grf import write_scotch_grf
 from ..machine import Allocation
@@ -132,8 +132,9 @@ def _run(argv: list[str], timeout: float, progress: Callable[[float], Any] | Non
                 if used > timeout:
                     raise MappingError(f"scotch: {os.path.basename(argv[0])} did not finish within the timeout "
                                        f"of {timeout:g} s") from None
-                if progress is not None and progress(min(used / timeout, 1.0)):
-                    raise KeyboardInterrupt("scotch mapping cancelled by the progress callback")
+                fraction = min(used / timeout, 1.0)
+                if progress is not None and progress(fraction):
+                    raise Cancelled.by_progress("scotch", fraction)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -231,7 +232,7 @@ def scotch(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int
     seed, capacity, progress
         As for :func:`topomap.map`; Scotch runs in its deterministic mode
         (``seed`` is not passed on).  ``progress`` is called with the share
-        of the timeout used; returning True stops gmap (KeyboardInterrupt).
+        of the timeout used; returning True stops gmap (:class:`~topomap.Cancelled`).
     strategy : str
         A Scotch strategy string (``gmap -m``), ``''`` for the default.
     imbalance : float

@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import _core
-from ..errors import TopomapError
+from ..errors import Cancelled, TopomapError
 from ..machine import Allocation
 from ..mappers._options import core_errors
 from ..mappers.ptram import DEFAULT_K, PtramResult, _check_options
@@ -45,7 +45,7 @@ from ._collective import CollectiveError, agree, from_root, mpi
 
 __all__ = ["distributed_ptram", "leader_nodes"]
 
-_OK, _CANCEL, _ERROR = 0.0, 1.0, 2.0
+_OK, _CANCEL, _ERROR, _INTERRUPT = 0.0, 1.0, 2.0, 3.0
 
 
 def leader_nodes(allocation: Allocation, size: int, leaders: str | None = None) -> list[np.ndarray]:
@@ -173,8 +173,10 @@ def distributed_ptram(comm: Any, pattern: Any, allocation: Allocation | None, *,
         sub-communicator and the others receive the result.
     progress : callable, optional
         Called on a leader with the fraction done before each exchange;
-        returning True (or Ctrl-C on any leader) stops every rank with
-        KeyboardInterrupt.
+        returning True stops every rank with :class:`~topomap.Cancelled`,
+        Ctrl-C on a leader stops every rank with KeyboardInterrupt, and an
+        exception it raises propagates on its rank (the others raise
+        CollectiveError naming that rank).
 
     Returns
     -------
@@ -187,8 +189,10 @@ def distributed_ptram(comm: Any, pattern: Any, allocation: Allocation | None, *,
         On every rank: inputs that differ between ranks (naming the first
         rank that differs from rank 0), a bad option, or a failure on any
         rank.
+    Cancelled
+        On every rank, when a leader's progress callable returned True.
     KeyboardInterrupt
-        On every rank, when a leader cancelled.
+        On every rank, after Ctrl-C on a leader.
 
     Examples
     --------
@@ -222,14 +226,20 @@ def distributed_ptram(comm: Any, pattern: Any, allocation: Allocation | None, *,
     ranks = list(range(comm.size)) if leaders is None else [r for r, own in enumerate(split) if own.size]
     sub = comm if leaders is None else comm.Split(0 if split[comm.rank].size else mpi().UNDEFINED, comm.rank)
     outcome: Any = None
+    raised: list[BaseException] = []  # the exception of this rank's progress callable, raised after the others know
     if sub != mpi().COMM_NULL:
-        outcome = _lead(sub, pattern, allocation, int(capacity), options, [split[r] for r in ranks], ranks, progress)
+        outcome = _lead(sub, pattern, allocation, int(capacity), options, [split[r] for r in ranks], ranks, progress,
+                        raised)
         if leaders is not None:
             sub.Free()
     if leaders is not None:
         outcome = comm.bcast(outcome, root=0)     # rank 0 is the lowest rank on its node: a leader
+    if raised:
+        raise raised[0]
     if outcome[0] == "cancel":
-        raise KeyboardInterrupt(outcome[1])
+        raise Cancelled.by_progress(f"distributed ptram (rank {outcome[1]})", outcome[2])
+    if outcome[0] == "interrupt":
+        raise KeyboardInterrupt(f"distributed ptram interrupted on rank {outcome[1]}")
     if outcome[0] == "error":
         raise CollectiveError(outcome[1], rank=outcome[2])
     pe_of, tr = outcome[1]
@@ -241,11 +251,11 @@ def distributed_ptram(comm: Any, pattern: Any, allocation: Allocation | None, *,
 
 
 class _Stop(Exception):
-    """A leader reported a cancel or a failure in the last exchange."""
+    """A leader reported a cancel, an interrupt or a failure (``status``) in the last exchange."""
 
-    def __init__(self, rank: int, cancel: bool):
+    def __init__(self, rank: int, status: float):
         super().__init__(rank)
-        self.rank, self.cancel = rank, cancel
+        self.rank, self.status = rank, status
 
 
 def _local(func: Callable[[], np.ndarray], nrows: int, width: int) -> tuple[np.ndarray, float]:
@@ -254,17 +264,19 @@ def _local(func: Callable[[], np.ndarray], nrows: int, width: int) -> tuple[np.n
         with core_errors("ptram"):
             return np.asarray(func(), dtype=np.float64).reshape(nrows, width), _OK
     except KeyboardInterrupt:
-        return np.zeros((nrows, width)), _CANCEL
+        return np.zeros((nrows, width)), _INTERRUPT
     except Exception as exc:  # noqa: BLE001 - every failure must reach the other leaders
         print(f"distributed_ptram: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         return np.zeros((nrows, width)), _ERROR
 
 
 def _lead(comm: Any, pattern: Pattern, allocation: Allocation, capacity: int, options: dict,
-          split: list[np.ndarray], ranks: list[int], progress: Callable[[float], Any] | None) -> tuple:
+          split: list[np.ndarray], ranks: list[int], progress: Callable[[float], Any] | None,
+          raised: list[BaseException]) -> tuple:
     """The leaders' loop on ``comm`` (its rank i is rank ``ranks[i]`` of the caller's communicator and serves
     ``split[i]``).  Returns the same tuple on every leader: ("ok", (pe_of, trace), comm seconds),
-    ("cancel", message) or ("error", message, rank)."""
+    ("cancel", rank, fraction), ("interrupt", rank) or ("error", message, rank).  An exception of this
+    leader's progress callable goes to ``raised``."""
     args = (allocation.machine._core, pattern.indptr, pattern.indices, pattern.bytes, allocation.pes, capacity)
 
     def build(group: Any) -> Any:
@@ -293,15 +305,21 @@ def _lead(comm: Any, pattern: Pattern, allocation: Allocation, capacity: int, op
     order = np.concatenate(split).astype(np.int64)
     counts = np.array([s.size for s in split], dtype=np.int64)
     clock = [0.0]
+    last = [0.0]  # the fraction of the last exchange: the same on every leader
     nunits, rounds = max(state.nunits, 1), max(options["rounds"], 1)
 
     def exchange(rows: np.ndarray, status: float, width: int, fraction: float) -> np.ndarray:
         """Allgatherv of every leader's rows and status word; the rows come back in node order."""
+        last[0] = fraction
         if status == _OK and progress is not None:
             try:
                 status = _CANCEL if progress(fraction) else _OK
             except KeyboardInterrupt:
-                status = _CANCEL
+                status = _INTERRUPT
+            except Exception as exc:  # noqa: BLE001 - the others must stop too before it propagates here
+                print(f"distributed_ptram: progress raised {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+                raised.append(exc)
+                status = _ERROR
         send = np.concatenate([rows.ravel(), [status]])
         sizes = counts * width + 1
         recv = np.empty(int(sizes.sum()), dtype=np.float64)
@@ -311,7 +329,7 @@ def _lead(comm: Any, pattern: Pattern, allocation: Allocation, capacity: int, op
         ends = np.cumsum(sizes) - 1
         bad = np.flatnonzero(recv[ends] != _OK)
         if bad.size:
-            raise _Stop(ranks[int(bad[0])], bool(recv[ends[bad[0]]] == _CANCEL))
+            raise _Stop(ranks[int(bad[0])], float(recv[ends[bad[0]]]))
         out = np.empty((order.size, width))
         out[order] = np.delete(recv, ends).reshape(-1, width)
         return out
@@ -335,8 +353,10 @@ def _lead(comm: Any, pattern: Pattern, allocation: Allocation, capacity: int, op
             done += 1
         return ("ok", state.finish(), clock[0])
     except _Stop as stop:
-        if stop.cancel:
-            return ("cancel", f"distributed ptram cancelled on rank {stop.rank}")
+        if stop.status == _CANCEL:
+            return ("cancel", stop.rank, last[0])
+        if stop.status == _INTERRUPT:
+            return ("interrupt", stop.rank)
         return ("error", f"distributed_ptram: rank {stop.rank} failed (its error is printed on its stderr)",
                 stop.rank)
     except TopomapError as exc:     # a decision step: the same state, so the same error, on every leader
