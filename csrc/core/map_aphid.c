@@ -321,6 +321,7 @@ int topomap_map_aphid(const topomap_machine *m, const topomap_pattern *p, const 
     aphid_progress pr = {run, (double)(n + m2) * height + 1, 0, 0, 0};
     topomap_partition_options popt;
     topomap_partition_options_init(&popt);
+    popt.trusted = 1;
     popt.hard = 1;
     popt.recursive = opt.recursive;
     popt.ntries = opt.ntries;

@@ -356,6 +356,7 @@ static int split_once(ctx *c, const topomap_ugraph *sg, int32_t used, int32_t nt
     topomap_rng_seed(&r, seed);
     topomap_partition_options opt;
     topomap_partition_options_init(&opt);
+    opt.trusted = 1;
     /* a child may take up to its capacity: the soft bound (1 + eps) t_j is
        exactly cap_j, since the targets are proportional to the capacities */
     double sum = 0;

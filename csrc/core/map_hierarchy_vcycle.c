@@ -212,6 +212,7 @@ static int refine(const topomap_ugraph *g, int32_t k, const double *caps, uint64
 {
     topomap_partition_options opt;
     topomap_partition_options_init(&opt);
+    opt.trusted = 1;
     opt.hard = 1;
     opt.imbalance = 0;
     opt.seed = seed;

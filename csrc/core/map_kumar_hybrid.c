@@ -132,6 +132,7 @@ static int part_nodes(const topomap_machine *m, const topomap_alloc_nodes *an, i
     topomap_ugraph g = {M, xadj, adj, w, NULL};
     topomap_partition_options popt;
     topomap_partition_options_init(&popt);
+    popt.trusted = 1;
     popt.hard = 1;
     popt.seed = run->seed;
     popt.progress = run->progress;

@@ -138,6 +138,7 @@ int topomap_partition_processes(const topomap_pattern *p, int32_t k, const int64
     topomap_ugraph g = {p->n, xadj, adj, wgt, NULL};
     topomap_partition_options opt;
     topomap_partition_options_init(&opt);
+    opt.trusted = 1;
     opt.hard = 1;
     if (run) {
         opt.seed = run->seed;

@@ -172,6 +172,7 @@ static topomap_partition_options popts(rec *c)
 {
     topomap_partition_options o;
     topomap_partition_options_init(&o);
+    o.trusted = 1;
     o.seed = mix(c->opt->run.seed ^ mix((uint64_t)c->calls++));
     c->inner.lo = c->inner.hi = c->t->lo + (c->t->hi - c->t->lo) * c->placed / c->nm->k;
     o.progress = topomap_i_ticker_cb;

@@ -43,6 +43,11 @@ typedef struct {
     int hard;          /* 1: `targets` are capacities never to exceed */
     int recursive;     /* 1: recursive bisection, 0: multilevel k-way */
     int32_t ntries;    /* multilevel runs per bisection step, the best kept (>= 1) */
+    /* 1: the caller built the graph from one already checked (an induced
+       subgraph, a contraction, topomap_ugraph_from_pattern), so the O(m log d)
+       topomap_ugraph_validate is skipped in release builds (NDEBUG); builds
+       without NDEBUG, such as the C tests, still check it. */
+    int trusted;
     /* Called now and then with the fraction done; non-zero cancels the call,
        which then returns TOPOMAP_ECANCELED.  NULL: never called. */
     int (*progress)(void *ctx, double fraction);
