@@ -4,6 +4,7 @@ speed of reading the same bytes raw (Python ``read()``) and with ``cat``.
 Workloads (issue 4, item 5), all seeded:
 
 * csv, matrixmarket: 10^6 processes, a random sparse pattern, ~4.5 x 10^6 messages;
+* csv_decimal: the same with byte counts in tenths (decimals such as ``83886.1``);
 * metis, scotch: the same pattern made symmetric (undirected formats);
 * dense: the largest n x n matrix near the target size (1 % non-zeros);
 * ompi: 10^5 ``.prof`` files, 6 peers per rank with size histograms;
@@ -17,6 +18,16 @@ than ``cat`` and than Python's ``read()``), and the same ratio of CPU seconds (`
 the reader's threads counted together), which other users' load inflates less than wall
 time.  ``load_average`` in the JSON says how busy the machine was.
 
+"At I/O speed" means at the speed of the storage the file comes from, so every case is
+also read *cold*: the files' pages are evicted first (``posix_fadvise(DONTNEED)`` after
+``sync``; ``resident_MB`` is what ``fincore`` still finds cached, 0 when eviction worked)
+and then timed with ``cat`` (``cat_cold_s``), with ``O_DIRECT`` reads of 4 MiB that bypass
+the page cache (``device_MBps``, the storage's own rate), and with the reader
+(``read_cold_s``).  ``x_cat_cold`` = reader cold / cat cold is the figure to watch (1.0:
+the reader is as fast as the storage lets ``cat`` be); ``x_device`` = reader's warm MB/s /
+device MB/s (above 1: parsing outruns the storage).  On a virtual disk the host's cache can
+make ``cat`` cold faster than ``O_DIRECT``: both are reported.
+
     python benchmarks/bench_io.py             # ~100 MB per format, writes results/io_throughput.json
     python benchmarks/bench_io.py --quick     # ~5 MB per format
 """
@@ -27,6 +38,7 @@ import argparse
 import glob
 import importlib.util
 import json
+import mmap
 import os
 import platform
 import resource
@@ -61,11 +73,13 @@ def best_of(repeat: int, func) -> tuple[float, object, float]:
     return best, result, best_cpu
 
 
-def random_pattern(n: int, nnz: int, seed: int) -> tm.Pattern:
+def random_pattern(n: int, nnz: int, seed: int, tenths: bool = False) -> tm.Pattern:
+    """Random messages; with `tenths`, byte counts with one decimal (written as decimals)."""
     rng = np.random.default_rng(seed)
     src = rng.integers(0, n, nnz)
     dst = (src + rng.integers(1, n, nnz)) % n
-    return tm.Pattern.from_edges(src, dst, rng.integers(1, 1 << 24, nnz).astype(float), rng.integers(1, 100, nnz),
+    size = rng.integers(1, 1 << 24, nnz).astype(float)
+    return tm.Pattern.from_edges(src, dst, size / 10 if tenths else size, rng.integers(1, 100, nnz),
                                  n=n, provenance={"generator": "bench"})
 
 
@@ -76,13 +90,64 @@ def raw_speed(files: list[str], repeat: int) -> tuple[float, float, float, float
             with open(f, "rb") as fh:
                 fh.read()
 
-    def cat():
-        # xargs keeps the argument list short for 10^5 files
-        subprocess.run(["xargs", "-0", "cat"], input="\0".join(files).encode(), stdout=subprocess.DEVNULL, check=True)
-
     py_s, _, py_cpu = best_of(repeat, py)
-    cat_s, _, cat_cpu = best_of(repeat, cat)
+    cat_s, _, cat_cpu = best_of(repeat, lambda: cat(files))
     return py_s, cat_s, py_cpu, cat_cpu
+
+
+def evict(files: list[str]) -> None:
+    """Drop the files' pages from the page cache (only clean pages go: see cold_speed)."""
+    for f in files:
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def resident_bytes(files: list[str]) -> "int | None":
+    """Bytes of the files in the page cache (``fincore``); None without fincore."""
+    if shutil.which("fincore") is None:
+        return None
+    out = subprocess.run(["xargs", "-0", "fincore", "--bytes", "--noheadings", "--raw", "--output", "RES"],
+                         input="\0".join(files).encode(), capture_output=True, check=True).stdout
+    return sum(int(v) for v in out.split())
+
+
+def direct_read(files: list[str]) -> None:
+    """Read the files with O_DIRECT (no page cache), 4 MiB at a time: the storage's own rate."""
+    buf = mmap.mmap(-1, 4 << 20)  # page-aligned, as O_DIRECT wants
+    for f in files:
+        fd = os.open(f, os.O_RDONLY | os.O_DIRECT)
+        try:
+            while os.readv(fd, [buf]) == len(buf):
+                pass
+        finally:
+            os.close(fd)
+
+
+def cat(files: list[str]) -> None:
+    # xargs keeps the argument list short for 10^5 files
+    subprocess.run(["xargs", "-0", "cat"], input="\0".join(files).encode(), stdout=subprocess.DEVNULL, check=True)
+
+
+def cold_speed(files: list[str], target: str, repeat: int) -> dict:
+    """Cold-cache seconds of cat, of O_DIRECT reads and of the reader, each best of `repeat`
+    runs after evicting the files; and the bytes still cached right after an eviction."""
+    os.sync()  # write the new files back once (an fsync per file takes minutes for 10^5 files)
+    evict(files)
+    left = resident_bytes(files)
+
+    def cold(func):
+        def run():
+            evict(files)
+            t = time.perf_counter()
+            func()
+            return time.perf_counter() - t
+        return min(run() for _ in range(repeat))
+
+    return {"resident_after_evict": left, "cat": cold(lambda: cat(files)), "direct": cold(lambda: direct_read(files)),
+            "read": cold(lambda: tm.io.read(target))}
 
 
 def ompi_run(directory: str, ranks: int, peers: int, seed: int) -> list[str]:
@@ -154,15 +219,36 @@ def run_case(name: str, workdir: str, make, repeat: int) -> dict:
     size = sum(os.path.getsize(f) for f in files)
     read_s, pat, read_cpu = best_of(repeat, lambda: tm.io.read(target))
     py_s, cat_s, py_cpu, cat_cpu = raw_speed(files, repeat)
+    cold = cold_speed(files, target, repeat)
     mb = size / 1e6
     row = {"format": name, "files": len(files), "MB": round(mb, 1), "n": pat.n, "nnz": pat.nnz,
            "write_s": round(write_s, 3), "read_s": round(read_s, 3), "read_MBps": round(mb / read_s, 1),
            "python_read_MBps": round(mb / py_s, 1), "cat_MBps": round(mb / cat_s, 1),
            "read_vs_python_read": round(py_s / read_s, 3), "x_cat": round(read_s / cat_s, 2),
            "x_python": round(read_s / py_s, 2), "read_cpu_s": round(read_cpu, 3), "cat_cpu_s": round(cat_cpu, 3),
-           "python_read_cpu_s": round(py_cpu, 3), "x_cat_cpu": round(read_cpu / max(cat_cpu, 1e-9), 2)}
+           "python_read_cpu_s": round(py_cpu, 3), "x_cat_cpu": round(read_cpu / max(cat_cpu, 1e-9), 2),
+           "resident_MB": None if cold["resident_after_evict"] is None else round(cold["resident_after_evict"] / 1e6, 2),
+           "read_cold_s": round(cold["read"], 3), "cat_cold_s": round(cold["cat"], 3),
+           "read_cold_MBps": round(mb / cold["read"], 1), "cat_cold_MBps": round(mb / cold["cat"], 1),
+           "device_MBps": round(mb / cold["direct"], 1), "x_cat_cold": round(cold["read"] / cold["cat"], 2),
+           "x_device": round(cold["direct"] / read_s, 2)}
     shutil.rmtree(workdir, ignore_errors=True)
     return row
+
+
+def print_summary(rows: list[dict], before: "str | None") -> None:
+    """One line per format: warm MB/s (and an earlier run's), cold ratios, the storage's rate."""
+    earlier = {}
+    if before:
+        with open(before) as fh:
+            earlier = {r["format"]: r["read_MBps"] for r in json.load(fh)["rows"]}
+    print(f"\n{'format':<13}{'warm MB/s':>10}{'before':>8}{'cold MB/s':>10}{'cat cold':>9}{'O_DIRECT':>9}"
+          f"{'read/cat cold':>14}{'warm/device':>12}")
+    for r in rows:
+        was = earlier.get(r["format"])
+        print(f"{r['format']:<13}{r['read_MBps']:>10.0f}{'' if was is None else f'{was:.0f}':>8}"
+              f"{r['read_cold_MBps']:>10.0f}{r['cat_cold_MBps']:>9.0f}{r['device_MBps']:>9.0f}"
+              f"{r['x_cat_cold']:>14.2f}{r['x_device']:>12.2f}")
 
 
 def main() -> None:
@@ -171,11 +257,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", help="comma-separated formats to run")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "io_throughput.json"))
+    ap.add_argument("--before", help="an earlier JSON of this benchmark: its warm MB/s are shown next to these")
     args = ap.parse_args()
     scale = 0.05 if args.quick else 1.0
     n = 10**6
     nnz = int(4.5e6 * scale)
     directed = random_pattern(n, nnz, seed=1)
+    decimal = random_pattern(n, nnz, seed=1, tenths=True)
     undirected = random_pattern(n, nnz // 2, seed=2).symmetric()
     side = int(7000 * scale**0.5)
     rng = np.random.default_rng(3)
@@ -193,6 +281,7 @@ def main() -> None:
 
     cases = {
         "csv": writer(directed, ".csv"),
+        "csv_decimal": writer(decimal, ".csv"),
         "matrixmarket": writer(directed, ".mtx"),
         "metis": writer(undirected, ".graph"),
         "scotch": writer(undirected, ".grf"),
@@ -213,10 +302,15 @@ def main() -> None:
             print(f"{r['format']:<13}{r['files']:>7}{r['MB']:>8.1f} MB  n={r['n']:<8} nnz={r['nnz']:<9} "
                   f"write {r['write_s']:7.2f} s  read {r['read_s']:7.2f} s = {r['read_MBps']:7.1f} MB/s  "
                   f"(python read {r['python_read_MBps']:7.1f}, cat {r['cat_MBps']:7.1f} MB/s; "
-                  f"x{r['x_cat']:.1f} cat, x{r['x_python']:.1f} python; CPU x{r['x_cat_cpu']:.1f} cat)", flush=True)
+                  f"x{r['x_cat']:.1f} cat, x{r['x_python']:.1f} python; CPU x{r['x_cat_cpu']:.1f} cat)\n"
+                  f"{'':<13}cold: read {r['read_cold_MBps']:7.1f} MB/s, cat {r['cat_cold_MBps']:7.1f} MB/s, "
+                  f"O_DIRECT {r['device_MBps']:7.1f} MB/s; reader/cat cold x{r['x_cat_cold']:.2f}, "
+                  f"warm reader/device x{r['x_device']:.2f}, cached after eviction {r['resident_MB']} MB",
+                  flush=True)
+    print_summary(rows, args.before)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     meta = {"python": sys.version.split()[0], "numpy": np.__version__, "machine": platform.machine(),
-            "cpus": os.cpu_count(), "quick": args.quick, "repeat": args.repeat, "cache": "warm",
+            "cpus": os.cpu_count(), "quick": args.quick, "repeat": args.repeat, "cache": "warm and cold",
             "load_average": os.getloadavg()}
     with open(args.out, "w") as fh:
         json.dump({"meta": meta, "rows": rows}, fh, indent=2)

@@ -308,6 +308,45 @@ def test_openmp_thread_count_does_not_change_results(tmp_path):
     assert len(digests) == 1
 
 
+def test_simd_level_does_not_change_results(tmp_path):
+    """Every text format, clean, with CRLF and float weights, and broken, read by processes
+    limited to bytes only, SSE2 and AVX2 (TOPOMAP_SIMD): the same arrays or the same error."""
+    import subprocess
+    import sys
+    rng = np.random.default_rng(2)
+    pat = tm.Pattern.from_edges(rng.integers(0, 400, 6000), rng.integers(0, 400, 6000),
+                                rng.integers(1, 10**12, 6000).astype(float), n=400)
+    paths = []
+    for ext in (".csv", ".mtx", ".graph", ".grf", ".mat"):
+        path = str(tmp_path / f"p{ext}")
+        tm.io.write(pat.symmetric() if ext in (".graph", ".grf") else pat, path)
+        paths.append(path)
+    with open(paths[0], "rb") as fh:
+        text = fh.read()
+    for name, body in {"crlf.csv": text.replace(b"\n", b"\r\n"), "float.csv": text.replace(b"7,", b"7.5e0,"),
+                       "broken.mtx": open(paths[1], "rb").read().replace(b" 1", b" 1x", 1)}.items():
+        (tmp_path / name).write_bytes(body)
+        paths.append(str(tmp_path / name))
+    code = ("import sys, hashlib, topomap as tm\n"
+            "for f in sys.argv[1:]:\n"
+            "    try:\n"
+            "        p = tm.io.read(f)\n"
+            "        print(hashlib.sha256(p.indptr.tobytes() + p.indices.tobytes() + p.bytes.tobytes()).hexdigest())\n"
+            "    except tm.TopomapError as exc:\n"
+            "        print(exc)\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    runs = {level: subprocess.run([sys.executable, "-c", code, *paths], capture_output=True, text=True, check=True,
+                                  cwd=root, env={**os.environ, "TOPOMAP_SIMD": level}).stdout.splitlines()
+            for level in ("none", "sse2", "avx2")}
+    assert runs["none"] == runs["sse2"] == runs["avx2"]
+    csv, mtx, graph, grf, mat, crlf, floats, broken = runs["none"]
+    assert csv == mtx == mat == crlf != floats and graph == grf != csv  # the files were read, and differ as built
+    assert "broken.mtx:4: '1x" in broken
+    bad = subprocess.run([sys.executable, "-c", code, paths[0]], capture_output=True, text=True, cwd=root,
+                         env={**os.environ, "TOPOMAP_SIMD": "avx9"})
+    assert "TOPOMAP_SIMD='avx9' must be none, sse2 or avx2" in bad.stderr
+
+
 # ---------------------------------------------------------------- per-rank formats: C scanners == Python readers
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "patterns")

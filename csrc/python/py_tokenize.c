@@ -1,18 +1,46 @@
 /* Number parsing of the pattern file readers for Python (topomap.io._text).  The text is
    any buffer (bytes, mmap, memoryview); the GIL is released for both passes. */
-#include <stddef.h>
 #include "glue.h"
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include "topomap/tokenize.h"
+
+/* The widest vector instructions the scanners may use: TOPOMAP_SIMD=none|sse2|avx2 in the
+   environment lowers the CPU's best (to compare the paths, or to rule one out), read at the
+   first scan: 0, or -1 with a ValueError naming a value that is none of these. */
+static int pytopomap_simd_limit(int *limit)
+{
+    static int cached = -1; /* -1: not read yet */
+    if (cached < 0) {
+        static const char *const names[] = {"none", "sse2", "avx2"};
+        const char *v = getenv("TOPOMAP_SIMD");
+        int level = TOPOMAP_SCAN_SIMD_AVX2;
+        if (v && *v) {
+            for (level = 0; level < 3 && strcmp(v, names[level]); level++) {
+            }
+            if (level == 3) {
+                PyErr_Format(PyExc_ValueError, "environment variable TOPOMAP_SIMD='%s' must be none, sse2 or avx2", v);
+                return -1;
+            }
+        }
+        cached = level;
+    }
+    *limit = cached;
+    return 0;
+}
 
 static int pytopomap_scan_start(Py_buffer *view, int commas, int comment, int whole_line, int chunks,
                                 topomap_scan *s)
 {
+    int limit;
     if (!PyBuffer_IsContiguous(view, 'C')) {
         PyErr_SetString(PyExc_TypeError, "the text must be a contiguous buffer");
         return -1;
     }
+    if (pytopomap_simd_limit(&limit)) return -1;
     Py_BEGIN_ALLOW_THREADS
-    topomap_scan_init(s, view->buf, (int64_t)view->len, commas, comment, whole_line, chunks);
+    topomap_scan_init(s, view->buf, (int64_t)view->len, commas, comment, whole_line, chunks, limit);
     Py_END_ALLOW_THREADS
     return 0;
 }

@@ -1,4 +1,4 @@
-/* The number tokenizer of the pattern readers (csrc/core/tokenize.c): grammar, line counts,
+/* The number tokenizer of the pattern readers (csrc/core/tokenize_*.c): grammar, line counts,
    int64 bounds, decimal conversion, the offset of the first bad token, comments, tables,
    non-zero entries, and results independent of the number of chunks. */
 #include <math.h>
@@ -16,7 +16,7 @@ static int parse_in(const char *text, int integer, int commas, int chunks, void 
 {
     topomap_scan s;
     topomap_scan_info info;
-    topomap_scan_init(&s, text, (int64_t)strlen(text), commas, -1, 0, chunks);
+    topomap_scan_init(&s, text, (int64_t)strlen(text), commas, -1, 0, chunks, TOPOMAP_SCAN_SIMD_AVX2);
     *ntok = s.tokens[s.nchunks];
     *nlines = s.lines[s.nchunks];
     int rc = topomap_scan_numbers(&s, integer, values, counts, &info);
@@ -106,12 +106,12 @@ static void test_auto_type(void)
     topomap_scan s;
     topomap_scan_info info;
     const char *ints = "3 -0 99999999999\n7\n";
-    topomap_scan_init(&s, ints, (int64_t)strlen(ints), 0, -1, 0, 2);
+    topomap_scan_init(&s, ints, (int64_t)strlen(ints), 0, -1, 0, 2, TOPOMAP_SCAN_SIMD_AVX2);
     CHECK(topomap_scan_numbers(&s, 0, v.i, c, &info) == 0 && !info.is_float);
     CHECK(v.i[0] == 3 && v.i[1] == 0 && v.i[2] == 99999999999LL && v.i[3] == 7);
     const char *mixed = "3 -0 99999999999\n7\n2.5 -0\n";
     for (int chunks = 1; chunks <= 3; chunks++) {
-        topomap_scan_init(&s, mixed, (int64_t)strlen(mixed), 0, -1, 0, chunks);
+        topomap_scan_init(&s, mixed, (int64_t)strlen(mixed), 0, -1, 0, chunks, TOPOMAP_SCAN_SIMD_AVX2);
         CHECK(topomap_scan_numbers(&s, 0, v.d, c, &info) == 0 && info.is_float);
         CHECK(v.d[0] == 3.0 && v.d[1] == 0.0 && signbit(v.d[1]) && v.d[2] == 99999999999.0 && v.d[3] == 7.0);
         CHECK(v.d[4] == 2.5 && signbit(v.d[5]));
@@ -128,23 +128,23 @@ static void test_comments(void)
     topomap_scan s;
     topomap_scan_info info;
     const char *hash = "1 2 # 3\n# 4\n5#6\n  # 7";
-    topomap_scan_init(&s, hash, (int64_t)strlen(hash), 0, '#', 0, 1);
+    topomap_scan_init(&s, hash, (int64_t)strlen(hash), 0, '#', 0, 1, TOPOMAP_SCAN_SIMD_AVX2);
     CHECK(s.tokens[s.nchunks] == 3 && s.lines[s.nchunks] == 4); /* "  " stays a line */
     CHECK(topomap_scan_numbers(&s, 1, v, c, &info) == 0);
     CHECK(v[0] == 1 && v[1] == 2 && v[2] == 5 && c[0] == 2 && c[1] == 0 && c[2] == 1 && c[3] == 0);
     const char *gone = "1\n# x"; /* a last comment line without newline leaves no line */
-    topomap_scan_init(&s, gone, (int64_t)strlen(gone), 0, '#', 0, 1);
+    topomap_scan_init(&s, gone, (int64_t)strlen(gone), 0, '#', 0, 1, TOPOMAP_SCAN_SIMD_AVX2);
     CHECK(s.lines[s.nchunks] == 1);
     const char *whole = "% c\n1 2\n \t% d\n3\n%e";
-    topomap_scan_init(&s, whole, (int64_t)strlen(whole), 0, '%', 1, 1);
+    topomap_scan_init(&s, whole, (int64_t)strlen(whole), 0, '%', 1, 1, TOPOMAP_SCAN_SIMD_AVX2);
     CHECK(s.tokens[s.nchunks] == 3 && s.lines[s.nchunks] == 4);
     CHECK(topomap_scan_numbers(&s, 1, v, c, &info) == 0 && info.comment_lines == 3);
     CHECK(c[0] == -1 && c[1] == 2 && c[2] == -1 && c[3] == 1);
     const char *inside = "1 2%\n"; /* with whole-line comments a marker inside a line is a bad token */
-    topomap_scan_init(&s, inside, (int64_t)strlen(inside), 0, '%', 1, 1);
+    topomap_scan_init(&s, inside, (int64_t)strlen(inside), 0, '%', 1, 1, TOPOMAP_SCAN_SIMD_AVX2);
     CHECK(topomap_scan_numbers(&s, 1, v, c, &info) == TOPOMAP_EINVAL && info.bad_offset == 2);
     const char *digit = "13 4\n"; /* a digit cannot mark comments */
-    topomap_scan_init(&s, digit, (int64_t)strlen(digit), 0, '3', 0, 1);
+    topomap_scan_init(&s, digit, (int64_t)strlen(digit), 0, '3', 0, 1, TOPOMAP_SCAN_SIMD_AVX2);
     CHECK(s.comment == -1 && s.tokens[s.nchunks] == 2);
 }
 
@@ -158,21 +158,21 @@ static void test_table(void)
     topomap_scan_info info;
     const char *ok = "0,1,2.5\n\n3 4 5 # c\n6,7,1e3\n";
     for (int chunks = 1; chunks <= 4; chunks++) {
-        topomap_scan_init(&s, ok, (int64_t)strlen(ok), 1, '#', 0, chunks);
+        topomap_scan_init(&s, ok, (int64_t)strlen(ok), 1, '#', 0, chunks, TOPOMAP_SCAN_SIMD_AVX2);
         CHECK(topomap_scan_table(&s, 3, "nnf", cols, &rows, &info) == 0 && rows == 3);
         CHECK(a[0] == 0 && b[0] == 1 && w[0] == 2.5 && a[1] == 3 && w[1] == 5.0 && a[2] == 6 && w[2] == 1000.0);
     }
     const char *bad[] = {"0 1 2\n3 4\n", "0 1 2\n3 4 5 6\n", "0 1.0 2\n", "-1 1 2\n", "0 2147483648 1\n",
                          "0 1 x\n", "0 1 2\n3 4"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        topomap_scan_init(&s, bad[i], (int64_t)strlen(bad[i]), 0, -1, 0, 1);
+        topomap_scan_init(&s, bad[i], (int64_t)strlen(bad[i]), 0, -1, 0, 1, TOPOMAP_SCAN_SIMD_AVX2);
         CHECK(topomap_scan_table(&s, 3, "nnf", cols, &rows, &info) == TOPOMAP_EINVAL);
     }
     const char *ints = "1 2 3\n";
-    topomap_scan_init(&s, ints, (int64_t)strlen(ints), 0, -1, 0, 1);
+    topomap_scan_init(&s, ints, (int64_t)strlen(ints), 0, -1, 0, 1, TOPOMAP_SCAN_SIMD_AVX2);
     CHECK(topomap_scan_table(&s, 3, "nnd", cols, &rows, &info) == 0 && w[0] == 3.0);
     const char *frac = "1 2 3.5\n";
-    topomap_scan_init(&s, frac, (int64_t)strlen(frac), 0, -1, 0, 1);
+    topomap_scan_init(&s, frac, (int64_t)strlen(frac), 0, -1, 0, 1, TOPOMAP_SCAN_SIMD_AVX2);
     CHECK(topomap_scan_table(&s, 3, "nnd", cols, &rows, &info) == TOPOMAP_EINVAL);
 }
 
@@ -184,7 +184,7 @@ static void test_nonzeros(void)
     int64_t c[8];
     const char *text = "0 1.5 0\n2,0,-0\n\n0 0 nan\n";
     for (int chunks = 1; chunks <= 3; chunks++) {
-        topomap_scan_init(&s, text, (int64_t)strlen(text), 1, -1, 0, chunks);
+        topomap_scan_init(&s, text, (int64_t)strlen(text), 1, -1, 0, chunks, TOPOMAP_SCAN_SIMD_AVX2);
         CHECK(topomap_scan_nonzeros(&s, c, &e, &info) == 0 && e.count == 3);
         CHECK(e.line[0] == 0 && e.col[0] == 1 && e.value[0] == 1.5);
         CHECK(e.line[1] == 1 && e.col[1] == 0 && e.value[1] == 2.0);
@@ -193,7 +193,7 @@ static void test_nonzeros(void)
         topomap_scan_entries_free(&e);
     }
     const char *bad = "0 1\n0 y\n";
-    topomap_scan_init(&s, bad, (int64_t)strlen(bad), 0, -1, 0, 2);
+    topomap_scan_init(&s, bad, (int64_t)strlen(bad), 0, -1, 0, 2, TOPOMAP_SCAN_SIMD_AVX2);
     CHECK(topomap_scan_nonzeros(&s, NULL, &e, &info) == TOPOMAP_EINVAL && info.bad_offset == 6 && e.count == 0);
     topomap_scan_entries_free(&e);
 }
@@ -213,8 +213,8 @@ static void test_chunks_agree(void)
     for (int chunks = 2; chunks <= 64; chunks *= 2) {
         topomap_scan s1, s2;
         topomap_scan_info i1, i2;
-        topomap_scan_init(&s1, text, (int64_t)len, 0, -1, 0, 1);
-        topomap_scan_init(&s2, text, (int64_t)len, 0, -1, 0, chunks);
+        topomap_scan_init(&s1, text, (int64_t)len, 0, -1, 0, 1, TOPOMAP_SCAN_SIMD_AVX2);
+        topomap_scan_init(&s2, text, (int64_t)len, 0, -1, 0, chunks, TOPOMAP_SCAN_SIMD_AVX2);
         CHECK(s1.tokens[s1.nchunks] == s2.tokens[s2.nchunks] && s1.lines[s1.nchunks] == s2.lines[s2.nchunks]);
         CHECK(topomap_scan_numbers(&s1, 1, v1, c1, &i1) == 0 && topomap_scan_numbers(&s2, 1, v2, c2, &i2) == 0);
         CHECK(memcmp(v1, v2, (size_t)s1.tokens[s1.nchunks] * 8) == 0);
@@ -226,7 +226,7 @@ static void test_chunks_agree(void)
     for (int chunks = 1; chunks <= 16; chunks++) {
         topomap_scan s;
         topomap_scan_info info;
-        topomap_scan_init(&s, text, (int64_t)len, 0, -1, 0, chunks);
+        topomap_scan_init(&s, text, (int64_t)len, 0, -1, 0, chunks, TOPOMAP_SCAN_SIMD_AVX2);
         CHECK(topomap_scan_numbers(&s, 1, v1, c1, &info) == TOPOMAP_EINVAL);
         CHECK(info.bad_offset <= (int64_t)len / 2 && info.bad_offset > (int64_t)len / 2 - 10);
     }
@@ -276,8 +276,8 @@ static void test_block_lane_agrees(void)
                 for (int chunks = 1; chunks <= 5; chunks += 4) {
                     topomap_scan sa, sb;
                     topomap_scan_info ia, ib;
-                    topomap_scan_init(&sa, a, (int64_t)la, commas, -1, 0, chunks);
-                    topomap_scan_init(&sb, b, (int64_t)lb, commas, -1, 0, chunks);
+                    topomap_scan_init(&sa, a, (int64_t)la, commas, -1, 0, chunks, TOPOMAP_SCAN_SIMD_AVX2);
+                    topomap_scan_init(&sb, b, (int64_t)lb, commas, -1, 0, chunks, TOPOMAP_SCAN_SIMD_AVX2);
                     CHECK(sa.tokens[sa.nchunks] == sb.tokens[sb.nchunks] && sa.lines[sa.nchunks] == sb.lines[sb.nchunks]);
                     int ra = topomap_scan_numbers(&sa, integer, va, ca, &ia), rb = topomap_scan_numbers(&sb, integer, vb, cb, &ib);
                     CHECK(ra == rb); /* 19 or more digits: not an int64 (integer) or a float */
@@ -305,8 +305,8 @@ static void test_block_lane_agrees(void)
     int64_t rows1, rows2;
     topomap_scan sa, sb;
     topomap_scan_info ia, ib;
-    topomap_scan_init(&sa, a, (int64_t)la, 1, -1, 0, 3);
-    topomap_scan_init(&sb, b, (int64_t)lb, 1, -1, 0, 3);
+    topomap_scan_init(&sa, a, (int64_t)la, 1, -1, 0, 3, TOPOMAP_SCAN_SIMD_AVX2);
+    topomap_scan_init(&sb, b, (int64_t)lb, 1, -1, 0, 3, TOPOMAP_SCAN_SIMD_AVX2);
     CHECK(topomap_scan_table(&sa, 3, "nnf", c1, &rows1, &ia) == 0 && topomap_scan_table(&sb, 3, "nnf", c2, &rows2, &ib) == 0);
     CHECK(rows1 == 3000 && rows2 == 3000 && !memcmp(s1, s2, 3000 * 4) && !memcmp(d1, d2, 3000 * 4) &&
           !memcmp(w1, w2, 3000 * 8));
@@ -324,8 +324,8 @@ static void test_block_lane_agrees(void)
         }
     topomap_rows_layout layout = {97, 0, 0, 2, 0, 1};
     int64_t rp1[98], rp2[98];
-    topomap_scan_init(&sa, a, (int64_t)la, 0, -1, 0, 2);
-    topomap_scan_init(&sb, b, (int64_t)lb, 0, -1, 0, 2);
+    topomap_scan_init(&sa, a, (int64_t)la, 0, -1, 0, 2, TOPOMAP_SCAN_SIMD_AVX2);
+    topomap_scan_init(&sb, b, (int64_t)lb, 0, -1, 0, 2, TOPOMAP_SCAN_SIMD_AVX2);
     CHECK(topomap_scan_rows(&sa, &layout, rp1, s1, w1, &ia) == 0 && topomap_scan_rows(&sb, &layout, rp2, s2, w2, &ib) == 0);
     CHECK(rp1[97] == 6 * 97 && !memcmp(rp1, rp2, sizeof rp1) && !memcmp(s1, s2, 6 * 97 * 4) && !memcmp(w1, w2, 6 * 97 * 8));
     CHECK(s1[0] == 1 && w1[0] == 0 && s1[6] == 2 && w1[6] == 1000);
@@ -347,7 +347,7 @@ static void test_block_lane_faults(void)
         for (int chunks = 1; chunks <= 8; chunks *= 2) {
             topomap_scan s;
             topomap_scan_info info;
-            topomap_scan_init(&s, text, (int64_t)len, 0, -1, 0, chunks);
+            topomap_scan_init(&s, text, (int64_t)len, 0, -1, 0, chunks, TOPOMAP_SCAN_SIMD_AVX2);
             CHECK(topomap_scan_numbers(&s, 1, v, c, &info) == TOPOMAP_EINVAL);
             /* the bad token is the run of non-blanks holding 'x' */
             size_t start = at;
@@ -374,10 +374,10 @@ static void test_first_float_anywhere(void)
                                                                            : "%d 12 345 6789\n", l);
         topomap_scan s;
         topomap_scan_info info;
-        topomap_scan_init(&s, text, (int64_t)len, 0, -1, 0, 1);
+        topomap_scan_init(&s, text, (int64_t)len, 0, -1, 0, 1, TOPOMAP_SCAN_SIMD_AVX2);
         CHECK(topomap_scan_numbers(&s, 0, one, c1, &info) == 0 && info.is_float);
         for (int chunks = 2; chunks <= 7; chunks++) {
-            topomap_scan_init(&s, text, (int64_t)len, 0, -1, 0, chunks);
+            topomap_scan_init(&s, text, (int64_t)len, 0, -1, 0, chunks, TOPOMAP_SCAN_SIMD_AVX2);
             CHECK(topomap_scan_numbers(&s, 0, many, c2, &info) == 0);
             CHECK(memcmp(one, many, (size_t)s.tokens[s.nchunks] * sizeof *one) == 0);
         }

@@ -1,7 +1,7 @@
 """Whole-block number parsing for the text readers, with errors naming file and line.
 
 Why two tiers: a Python loop over lines parses about 10 MB/s; the C core's
-tokenizer (``topomap._core.scan_numbers``, ``csrc/core/tokenize.c``) parses a
+tokenizer (``topomap._core.scan_numbers``, ``csrc/core/tokenize_*.c``) parses a
 whole block at about a ns per byte, on several threads, but only says *where*
 the first bad token is.  So :func:`parse_block` parses in C; on a bad token the
 strict line-by-line tier re-reads that one line and raises

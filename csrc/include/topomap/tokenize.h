@@ -43,7 +43,11 @@ typedef struct {
     int64_t tokens[TOPOMAP_SCAN_MAX_CHUNKS + 1]; /* tokens before chunk c; [nchunks]: all */
     int64_t lines[TOPOMAP_SCAN_MAX_CHUNKS + 1];  /* lines before chunk c; [nchunks]: all */
     unsigned char has_comment[TOPOMAP_SCAN_MAX_CHUNKS];
+    int simd; /* the vector instructions both passes use (TOPOMAP_SCAN_SIMD_*) */
 } topomap_scan;
+
+/* Values of topomap_scan.simd: bytes one at a time, 16-byte SSE2 blocks, 32-byte AVX2 blocks. */
+enum { TOPOMAP_SCAN_SIMD_NONE = 0, TOPOMAP_SCAN_SIMD_SSE2 = 1, TOPOMAP_SCAN_SIMD_AVX2 = 2 };
 
 /* What a conversion pass found besides the values. */
 typedef struct {
@@ -57,9 +61,11 @@ typedef struct {
 
 /* Pass 1: split buf[0..len) into at most `nchunks` chunks (1..TOPOMAP_SCAN_MAX_CHUNKS;
  * below 1: chosen from len and the number of threads) of whole lines and count their
- * tokens and lines.  `comment` is the marker byte or -1. */
+ * tokens and lines.  `comment` is the marker byte or -1.  Both passes use the widest vector
+ * instructions this CPU has up to `max_simd` (a TOPOMAP_SCAN_SIMD_* value); every choice
+ * gives the same result. */
 void topomap_scan_init(topomap_scan *s, const char *buf, int64_t len, int commas, int comment,
-                       int whole_line_comments, int nchunks);
+                       int whole_line_comments, int nchunks, int max_simd);
 
 /* Pass 2: every token into `values` (8 bytes each, s->tokens[s->nchunks] of them):
  * int64_t when `integer` or when every token is an integer of the grammar, else
