@@ -5,6 +5,8 @@ Workloads (issue 4, item 5), all seeded:
 
 * csv, matrixmarket: 10^6 processes, a random sparse pattern, ~4.5 x 10^6 messages;
 * csv_decimal: the same with byte counts in tenths (decimals such as ``83886.1``);
+* csv_unsorted: the csv file with its lines shuffled, as a tool writing messages in the order
+  it saw them would (the reader then builds the CSR from unsorted entries);
 * metis, scotch: the same pattern made symmetric (undirected formats);
 * dense: the largest n x n matrix near the target size (1 % non-zeros);
 * ompi: 10^5 ``.prof`` files, 6 peers per rank with size histograms;
@@ -30,6 +32,13 @@ make ``cat`` cold faster than ``O_DIRECT``: both are reported.
 
     python benchmarks/bench_io.py             # ~100 MB per format, writes results/io_throughput.json
     python benchmarks/bench_io.py --quick     # ~5 MB per format
+
+``--against DIR`` (a checkout of another version, its extension built in place) compares two
+builds on a shared machine: the cold reads of both then run in fresh processes (the import
+not timed), alternating with each other and with ``cat`` round by round, so that both see the
+same load; ``x_cat_cold_against`` is the other build's reader cold / cat cold.
+
+    python benchmarks/bench_io.py --only csv --against /tmp/old_checkout
 """
 
 from __future__ import annotations
@@ -131,23 +140,46 @@ def cat(files: list[str]) -> None:
     subprocess.run(["xargs", "-0", "cat"], input="\0".join(files).encode(), stdout=subprocess.DEVNULL, check=True)
 
 
-def cold_speed(files: list[str], target: str, repeat: int) -> dict:
+def reader_process(root: str, target: str) -> float:
+    """Seconds a fresh Python process importing topomap from `root` takes to read `target`
+    (the interpreter's start and the import not counted)."""
+    code = ("import sys, time; sys.path.insert(0, sys.argv[1]); import topomap as tm; "
+            "t = time.perf_counter(); tm.io.read(sys.argv[2]); print(time.perf_counter() - t)")
+    out = subprocess.run([sys.executable, "-c", code, root, target], capture_output=True, check=True, text=True)
+    return float(out.stdout)
+
+
+def cold_speed(files: list[str], target: str, repeat: int, against: "str | None" = None) -> dict:
     """Cold-cache seconds of cat, of O_DIRECT reads and of the reader, each best of `repeat`
-    runs after evicting the files; and the bytes still cached right after an eviction."""
+    runs after evicting the files; and the bytes still cached right after an eviction.  With
+    `against` (another checkout), both builds' readers in fresh processes, round by round."""
     os.sync()  # write the new files back once (an fsync per file takes minutes for 10^5 files)
     evict(files)
     left = resident_bytes(files)
 
-    def cold(func):
-        def run():
-            evict(files)
-            t = time.perf_counter()
-            func()
-            return time.perf_counter() - t
-        return min(run() for _ in range(repeat))
+    def timed(func):
+        evict(files)
+        t = time.perf_counter()
+        func()
+        return time.perf_counter() - t
 
-    return {"resident_after_evict": left, "cat": cold(lambda: cat(files)), "direct": cold(lambda: direct_read(files)),
-            "read": cold(lambda: tm.io.read(target))}
+    def in_process(root):
+        evict(files)
+        return reader_process(root, target)
+
+    if against is None:
+        readers = [lambda: timed(lambda: tm.io.read(target))]
+    else:
+        readers = [lambda: in_process(os.path.dirname(HERE)), lambda: in_process(against)]
+    rounds = []
+    for r in range(repeat):  # the readers' order alternates, so neither always follows cat
+        order = list(range(len(readers)))[::1 if r % 2 == 0 else -1]
+        times = dict(zip(order, [readers[i]() for i in order]))
+        rounds.append([timed(lambda: cat(files))] + [times[i] for i in range(len(readers))])
+    best = [min(column) for column in zip(*rounds)]
+    return {"resident_after_evict": left, "cat": best[0],
+            "direct": min(timed(lambda: direct_read(files)) for _ in range(repeat)),
+            "read": best[1], "against": best[2] if against else None}
 
 
 def ompi_run(directory: str, ranks: int, peers: int, seed: int) -> list[str]:
@@ -210,7 +242,7 @@ def otf2_run(directory: str, ranks: int, events: int, seed: int) -> list[str]:
     return sorted(glob.glob(os.path.join(directory, "**", "*"), recursive=True))
 
 
-def run_case(name: str, workdir: str, make, repeat: int) -> dict:
+def run_case(name: str, workdir: str, make, repeat: int, against: "str | None" = None) -> dict:
     os.makedirs(workdir, exist_ok=True)
     t = time.perf_counter()
     files, target = make(workdir)
@@ -219,7 +251,7 @@ def run_case(name: str, workdir: str, make, repeat: int) -> dict:
     size = sum(os.path.getsize(f) for f in files)
     read_s, pat, read_cpu = best_of(repeat, lambda: tm.io.read(target))
     py_s, cat_s, py_cpu, cat_cpu = raw_speed(files, repeat)
-    cold = cold_speed(files, target, repeat)
+    cold = cold_speed(files, target, repeat, against)
     mb = size / 1e6
     row = {"format": name, "files": len(files), "MB": round(mb, 1), "n": pat.n, "nnz": pat.nnz,
            "write_s": round(write_s, 3), "read_s": round(read_s, 3), "read_MBps": round(mb / read_s, 1),
@@ -232,6 +264,9 @@ def run_case(name: str, workdir: str, make, repeat: int) -> dict:
            "read_cold_MBps": round(mb / cold["read"], 1), "cat_cold_MBps": round(mb / cold["cat"], 1),
            "device_MBps": round(mb / cold["direct"], 1), "x_cat_cold": round(cold["read"] / cold["cat"], 2),
            "x_device": round(cold["direct"] / read_s, 2)}
+    if against:
+        row["against_cold_s"] = round(cold["against"], 3)
+        row["x_cat_cold_against"] = round(cold["against"] / cold["cat"], 2)
     shutil.rmtree(workdir, ignore_errors=True)
     return row
 
@@ -243,12 +278,12 @@ def print_summary(rows: list[dict], before: "str | None") -> None:
         with open(before) as fh:
             earlier = {r["format"]: r["read_MBps"] for r in json.load(fh)["rows"]}
     print(f"\n{'format':<13}{'warm MB/s':>10}{'before':>8}{'cold MB/s':>10}{'cat cold':>9}{'O_DIRECT':>9}"
-          f"{'read/cat cold':>14}{'warm/device':>12}")
+          f"{'read/cat cold':>14}{'warm/device':>12}{'against/cat cold':>17}")
     for r in rows:
         was = earlier.get(r["format"])
         print(f"{r['format']:<13}{r['read_MBps']:>10.0f}{'' if was is None else f'{was:.0f}':>8}"
               f"{r['read_cold_MBps']:>10.0f}{r['cat_cold_MBps']:>9.0f}{r['device_MBps']:>9.0f}"
-              f"{r['x_cat_cold']:>14.2f}{r['x_device']:>12.2f}")
+              f"{r['x_cat_cold']:>14.2f}{r['x_device']:>12.2f}{r.get('x_cat_cold_against', ''):>17}")
 
 
 def main() -> None:
@@ -258,6 +293,7 @@ def main() -> None:
     ap.add_argument("--only", help="comma-separated formats to run")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "io_throughput.json"))
     ap.add_argument("--before", help="an earlier JSON of this benchmark: its warm MB/s are shown next to these")
+    ap.add_argument("--against", help="another checkout (extension built): its cold reads alternate with these")
     args = ap.parse_args()
     scale = 0.05 if args.quick else 1.0
     n = 10**6
@@ -276,12 +312,24 @@ def main() -> None:
             return [path], path
         return make
 
+    def shuffled(make):
+        def make_shuffled(d):
+            files, target = make(d)
+            with open(target, "rb") as fh:
+                header, *lines = fh.read().splitlines(keepends=True)
+            order = np.random.default_rng(7).permutation(len(lines))
+            with open(target, "wb") as fh:
+                fh.write(header + b"".join(lines[i] for i in order))
+            return files, target
+        return make_shuffled
+
     def run_of(files: list[str]) -> tuple[list[str], str]:
         return files, files[0]  # per-rank formats: read through any one rank's file
 
     cases = {
         "csv": writer(directed, ".csv"),
         "csv_decimal": writer(decimal, ".csv"),
+        "csv_unsorted": shuffled(writer(directed, ".csv")),
         "matrixmarket": writer(directed, ".mtx"),
         "metis": writer(undirected, ".graph"),
         "scotch": writer(undirected, ".grf"),
@@ -297,7 +345,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench_io_") as tmp:
         for name in wanted:
-            rows.append(run_case(name, os.path.join(tmp, name), cases[name], args.repeat))
+            rows.append(run_case(name, os.path.join(tmp, name), cases[name], args.repeat, args.against))
             r = rows[-1]
             print(f"{r['format']:<13}{r['files']:>7}{r['MB']:>8.1f} MB  n={r['n']:<8} nnz={r['nnz']:<9} "
                   f"write {r['write_s']:7.2f} s  read {r['read_s']:7.2f} s = {r['read_MBps']:7.1f} MB/s  "
@@ -311,7 +359,7 @@ def main() -> None:
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     meta = {"python": sys.version.split()[0], "numpy": np.__version__, "machine": platform.machine(),
             "cpus": os.cpu_count(), "quick": args.quick, "repeat": args.repeat, "cache": "warm and cold",
-            "load_average": os.getloadavg()}
+            "load_average": os.getloadavg(), "against": args.against}
     with open(args.out, "w") as fh:
         json.dump({"meta": meta, "rows": rows}, fh, indent=2)
     print(f"wrote {args.out}")

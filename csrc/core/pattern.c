@@ -238,23 +238,30 @@ static void topomap_i_sort_by_dst(int64_t *idx, int64_t *tmp, int64_t c, const i
     if (from != idx) memcpy(idx, from, (size_t)c * sizeof *idx);
 }
 
-/* Canonical rows from grouped rows (rp, dst, w, m): sort, drop, sum. */
-static int topomap_i_canonical_rows(int32_t n, const int64_t *rp, const int32_t *dst, const double *w,
-                                    const double *m, int64_t *indptr, int32_t *indices, double *ow, double *om,
-                                    int64_t *nnz_out)
+/* Threads for a pass over nnz entries: one below 2^16 entries, not worth a thread's start. */
+static int topomap_i_build_threads(int64_t nnz)
 {
-    int rc = TOPOMAP_OK;
-    int64_t longest = 0, out = 0;
-    for (int32_t i = 0; i < n; i++)
+    enum { MAX_PARTS = 64 };
+    int T = omp_get_max_threads();
+    if (T > MAX_PARTS) T = MAX_PARTS;
+    return nnz < ((int64_t)1 << 16) ? 1 : T;
+}
+
+/* Canonical rows [r0, r1) of grouped rows (rp, dst, w, m): sort, drop, sum, written from
+   position rp[r0] on, so that the ranges of different threads never meet; *count receives
+   the entries written.  0 or TOPOMAP_ENOMEM. */
+static int topomap_i_canonical_range(int32_t r0, int32_t r1, const int64_t *rp, const int32_t *dst,
+                                     const double *w, const double *m, int64_t *indptr, int32_t *indices,
+                                     double *ow, double *om, int64_t *count)
+{
+    int64_t longest = 0, out = rp[r0];
+    for (int32_t i = r0; i < r1; i++)
         if (rp[i + 1] - rp[i] > longest) longest = rp[i + 1] - rp[i];
     size_t room = (size_t)(longest > 0 ? longest : 1);
     int64_t *idx = malloc(room * sizeof *idx), *tmp = malloc(room * sizeof *tmp);
     double *run = malloc(room * sizeof *run);
-    if (!idx || !tmp || !run) {
-        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory sorting a row of %lld entries", (long long)longest);
-        goto cleanup;
-    }
-    for (int32_t i = 0; i < n; i++) {
+    int rc = idx && tmp && run ? TOPOMAP_OK : TOPOMAP_ENOMEM;
+    for (int32_t i = r0; i < r1 && !rc; i++) {
         int64_t lo = rp[i], hi = rp[i + 1], c = 0;
         indptr[i] = out;
         int plain = 1;
@@ -287,20 +294,105 @@ static int topomap_i_canonical_rows(int32_t n, const int64_t *rp, const int32_t 
             out++;
         }
     }
-    indptr[n] = out;
-    *nnz_out = out;
-cleanup:
+    *count = out - rp[r0];
     free(idx);
     free(tmp);
     free(run);
     return rc;
 }
 
+/* Canonical rows from grouped rows (rp, dst, w, m), on several threads: each takes a range
+   of rows holding about as many entries and writes it where its input starts; the ranges
+   then move down over what the rows before dropped.  Every row is read as on one thread, so
+   the sums are the same doubles. */
+static int topomap_i_canonical_rows(int32_t n, const int64_t *rp, const int32_t *dst, const double *w,
+                                    const double *m, int64_t *indptr, int32_t *indices, double *ow, double *om,
+                                    int64_t *nnz_out)
+{
+    int T = topomap_i_build_threads(rp[n]), rc = TOPOMAP_OK;
+    int32_t first[65];
+    int64_t count[64];
+    int failed[64] = {0};
+    for (int t = 0; t <= T; t++) { /* the first row holding entry rp[n] * t / T or after */
+        int64_t at = rp[n] * t / T;
+        int32_t a = 0, b = n;
+        while (a < b) {
+            int32_t mid = a + (b - a) / 2;
+            if (rp[mid] < at) a = mid + 1; else b = mid;
+        }
+        first[t] = t == T ? n : a;
+    }
+#pragma omp parallel for num_threads(T)
+    for (int t = 0; t < T; t++)
+        failed[t] = topomap_i_canonical_range(first[t], first[t + 1], rp, dst, w, m, indptr, indices, ow, om,
+                                              &count[t]);
+    int64_t out = 0;
+    for (int t = 0; t < T; t++) {
+        if (failed[t]) {
+            rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory sorting the rows of %lld entries", (long long)rp[n]);
+            goto cleanup;
+        }
+        int64_t from = rp[first[t]], c = count[t];
+        if (from != out) {
+            memmove(indices + out, indices + from, (size_t)c * sizeof *indices);
+            memmove(ow + out, ow + from, (size_t)c * sizeof *ow);
+            if (m) memmove(om + out, om + from, (size_t)c * sizeof *om);
+            for (int32_t i = first[t]; i < first[t + 1]; i++) indptr[i] -= from - out;
+        }
+        out += c;
+    }
+    indptr[n] = out;
+    *nnz_out = out;
+cleanup:
+    return rc;
+}
+
+/* Entries grouped by sender, stably (entry order within a row), on several threads: each
+   counts the senders of its range of entries, then places them after the same senders of
+   the ranges before.  rp gets the row starts (n + 1), d32, tw and tm (when msgs) the rows. */
+static int topomap_i_group_by_sender(int32_t n, const topomap_edges *e, int64_t *rp, int32_t *d32, double *tw,
+                                     double *tm)
+{
+    int64_t nnz = e->nnz;
+    int T = topomap_i_build_threads(nnz);
+    if ((int64_t)T * ((int64_t)n + 1) > nnz + n + 1) T = 1; /* histograms larger than the entries */
+    int64_t *fill = calloc((size_t)T * ((size_t)n + 1), sizeof *fill);
+    if (!fill) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory grouping %lld entries by sender", (long long)nnz);
+#pragma omp parallel num_threads(T)
+    {
+        int t = omp_get_thread_num();
+        int64_t lo = nnz * t / T, hi = nnz * (t + 1) / T, *mine = fill + (size_t)t * ((size_t)n + 1);
+        for (int64_t k = lo; k < hi; k++) mine[topomap_i_id(e->src, e->wide, k)]++;
+#pragma omp barrier
+#pragma omp single
+        {
+            int64_t at = 0;
+            for (int32_t i = 0; i < n; i++) {
+                rp[i] = at;
+                for (int u = 0; u < T; u++) {
+                    int64_t c = fill[(size_t)u * ((size_t)n + 1) + (size_t)i];
+                    fill[(size_t)u * ((size_t)n + 1) + (size_t)i] = at;
+                    at += c;
+                }
+            }
+            rp[n] = at;
+        }
+        for (int64_t k = lo; k < hi; k++) {
+            int64_t at = mine[topomap_i_id(e->src, e->wide, k)]++;
+            d32[at] = (int32_t)topomap_i_id(e->dst, e->wide, k);
+            tw[at] = e->bytes[k];
+            if (tm) tm[at] = e->msgs[k];
+        }
+    }
+    free(fill);
+    return TOPOMAP_OK;
+}
+
 int topomap_pattern_build(int32_t n, const topomap_edges *e, const topomap_edges_info *info, int64_t *indptr,
                           int32_t *indices, double *bytes, double *msgs, int64_t *nnz_out)
 {
     int rc = TOPOMAP_OK;
-    int64_t nnz = e->nnz, *rp = NULL, *fill = NULL;
+    int64_t nnz = e->nnz, *rp = NULL;
     int32_t *d32 = NULL;
     double *tw = NULL, *tm = NULL;
     if (info->first_bad >= 0) {
@@ -342,40 +434,26 @@ int topomap_pattern_build(int32_t n, const topomap_edges *e, const topomap_edges
                                       bytes, msgs, nnz_out);
         goto cleanup;
     }
-    /* stable counting sort by sender */
-    rp = calloc((size_t)n + 1, sizeof *rp);
-    fill = malloc(((size_t)n + 1) * sizeof *fill);
+    rp = malloc(((size_t)n + 1) * sizeof *rp);
     d32 = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *d32);
+    if (!rp || !d32) goto nomem;
+    if (e->row_ptr) { /* grouped already, with wide ids: narrowed */
+        memcpy(rp, e->row_ptr, ((size_t)n + 1) * sizeof *rp);
+#pragma omp parallel for num_threads(topomap_i_build_threads(nnz))
+        for (int64_t k = 0; k < nnz; k++) d32[k] = (int32_t)topomap_i_id(e->dst, e->wide, k);
+        rc = topomap_i_canonical_rows(n, rp, d32, e->bytes, e->msgs, indptr, indices, bytes, msgs, nnz_out);
+        goto cleanup;
+    }
     tw = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *tw);
     if (e->msgs) tm = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *tm);
-    if (!rp || !fill || !d32 || !tw || (e->msgs && !tm)) goto nomem;
-    if (e->row_ptr) {
-        memcpy(rp, e->row_ptr, ((size_t)n + 1) * sizeof *rp);
-    } else {
-        for (int64_t k = 0; k < nnz; k++) rp[topomap_i_id(e->src, e->wide, k) + 1]++;
-        for (int32_t i = 0; i < n; i++) rp[i + 1] += rp[i];
-    }
-    memcpy(fill, rp, ((size_t)n + 1) * sizeof *fill);
-    for (int64_t k = 0, row = 0; k < nnz; k++) {
-        int64_t s;
-        if (e->row_ptr) {
-            while (e->row_ptr[row + 1] <= k) row++;
-            s = row;
-        } else {
-            s = topomap_i_id(e->src, e->wide, k);
-        }
-        int64_t at = fill[s]++;
-        d32[at] = (int32_t)topomap_i_id(e->dst, e->wide, k);
-        tw[at] = e->bytes[k];
-        if (tm) tm[at] = e->msgs[k];
-    }
-    rc = topomap_i_canonical_rows(n, rp, d32, tw, tm, indptr, indices, bytes, msgs, nnz_out);
+    if (!tw || (e->msgs && !tm)) goto nomem;
+    rc = topomap_i_group_by_sender(n, e, rp, d32, tw, tm);
+    if (!rc) rc = topomap_i_canonical_rows(n, rp, d32, tw, tm, indptr, indices, bytes, msgs, nnz_out);
     goto cleanup;
 nomem:
     rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory grouping %lld entries by sender", (long long)nnz);
 cleanup:
     free(rp);
-    free(fill);
     free(d32);
     free(tw);
     free(tm);

@@ -1,7 +1,9 @@
 /* Pattern construction from entries (csrc/core/pattern.c): the checking pass, canonical input
    copied through, counting sort by sender, per-row sort and duplicate sums, rows given by
-   row_ptr, 64-bit ids, and the canonical-CSR check of Pattern's constructor. */
+   row_ptr, 64-bit ids, the canonical-CSR check of Pattern's constructor, and results that do
+   not depend on the number of threads. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
@@ -201,6 +203,85 @@ static void test_parts(void)
     free(src), free(dst), free(w), free(row_ptr);
 }
 
+/* The outputs of topomap_pattern_build on `threads` threads, in arrays this allocates. */
+typedef struct {
+    int64_t *indptr, nnz;
+    int32_t *indices;
+    double *bytes, *msgs;
+} built_big;
+
+static void build_big(int32_t n, const topomap_edges *e, int threads, built_big *b)
+{
+    topomap_edges_info info;
+    omp_set_num_threads(threads);
+    topomap_edges_check(n, e, &info);
+    b->indptr = malloc(((size_t)n + 1) * sizeof *b->indptr);
+    b->indices = malloc((size_t)e->nnz * sizeof *b->indices);
+    b->bytes = malloc((size_t)e->nnz * sizeof *b->bytes);
+    b->msgs = malloc((size_t)e->nnz * sizeof *b->msgs);
+    CHECK(info.first_bad == -1 && !info.canonical);
+    CHECK(topomap_pattern_build(n, e, &info, b->indptr, b->indices, b->bytes, e->msgs ? b->msgs : NULL, &b->nnz) == 0);
+    CHECK(topomap_pattern_is_canonical(n, b->indptr, b->nnz, b->indices, b->bytes));
+}
+
+static void free_big(built_big *b) { free(b->indptr), free(b->indices), free(b->bytes), free(b->msgs); }
+
+/* Grouping by sender and the per-row sums on 2 or 3 threads give the bytes one thread gives:
+   unsorted entries (narrow and 64-bit ids), entries grouped by sender, rows given with 64-bit
+   ids; with duplicates (summed in entry order), self entries and zero bytes to drop. */
+static void test_threads_agree(void)
+{
+    enum { N = 3000, NNZ = 200000 };
+    int32_t *src = malloc(NNZ * sizeof *src), *dst = malloc(NNZ * sizeof *dst);
+    int64_t *src64 = malloc(NNZ * sizeof *src64), *dst64 = malloc(NNZ * sizeof *dst64);
+    int64_t *row_ptr = calloc(N + 1, sizeof *row_ptr);
+    double *w = malloc(NNZ * sizeof *w), *m = malloc(NNZ * sizeof *m);
+    uint64_t x = 2024;
+    for (int64_t k = 0; k < NNZ; k++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        src[k] = (int32_t)((x >> 33) % N);
+        dst[k] = (int32_t)((src[k] + (x >> 20) % 40) % N); /* 40 receivers a row: duplicates, self entries */
+        w[k] = (x >> 40) % 11 == 0 ? 0.0 : 0.1 * (double)((x >> 12) % 1000) + 1e-7;
+        m[k] = 1 + (double)((x >> 50) % 5) / 3;
+    }
+    for (int sorted = 0; sorted < 2; sorted++) {
+        if (sorted) { /* group by sender (a counting sort of our own), receivers left unsorted */
+            int32_t *s2 = malloc(NNZ * sizeof *s2), *d2 = malloc(NNZ * sizeof *d2);
+            double *w2 = malloc(NNZ * sizeof *w2), *m2 = malloc(NNZ * sizeof *m2);
+            for (int64_t k = 0; k < NNZ; k++) row_ptr[src[k] + 1]++;
+            for (int32_t i = 0; i < N; i++) row_ptr[i + 1] += row_ptr[i];
+            int64_t *at = malloc((N + 1) * sizeof *at);
+            memcpy(at, row_ptr, (N + 1) * sizeof *at);
+            for (int64_t k = 0; k < NNZ; k++) {
+                int64_t j = at[src[k]]++;
+                s2[j] = src[k], d2[j] = dst[k], w2[j] = w[k], m2[j] = m[k];
+            }
+            memcpy(src, s2, NNZ * sizeof *src), memcpy(dst, d2, NNZ * sizeof *dst);
+            memcpy(w, w2, NNZ * sizeof *w), memcpy(m, m2, NNZ * sizeof *m);
+            free(s2), free(d2), free(w2), free(m2), free(at);
+        }
+        for (int64_t k = 0; k < NNZ; k++) src64[k] = src[k], dst64[k] = dst[k];
+        topomap_edges cases[3] = {{NNZ, src, dst, 0, w, m, NULL}, {NNZ, src64, dst64, 1, w, NULL, NULL},
+                                  {NNZ, NULL, dst64, 1, w, m, row_ptr}};
+        for (int c = 0; c < (sorted ? 3 : 2); c++) {
+            built_big one, many;
+            build_big(N, &cases[c], 1, &one);
+            CHECK(one.nnz > NNZ / 4 && one.nnz < NNZ * 9 / 10); /* duplicates merged, zeros and self entries gone */
+            for (int threads = 2; threads <= 3; threads++) {
+                build_big(N, &cases[c], threads, &many);
+                CHECK(many.nnz == one.nnz && !memcmp(many.indptr, one.indptr, (N + 1) * sizeof *one.indptr));
+                CHECK(!memcmp(many.indices, one.indices, (size_t)one.nnz * sizeof *one.indices));
+                CHECK(!memcmp(many.bytes, one.bytes, (size_t)one.nnz * sizeof *one.bytes));
+                CHECK(!cases[c].msgs || !memcmp(many.msgs, one.msgs, (size_t)one.nnz * sizeof *one.msgs));
+                free_big(&many);
+            }
+            free_big(&one);
+        }
+    }
+    omp_set_num_threads(2);
+    free(src), free(dst), free(src64), free(dst64), free(row_ptr), free(w), free(m);
+}
+
 int main(void)
 {
     test_canonical_passes_through();
@@ -209,5 +290,6 @@ int main(void)
     test_invalid_entries();
     test_canonical_check();
     test_parts();
+    test_threads_agree();
     return check_report();
 }
