@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import os
 import platform
@@ -13,6 +12,7 @@ from typing import Any, Iterable, Mapping as MappingABC, Sequence
 
 import numpy as np
 
+from .._digest import digest
 from .._version import __version__
 from ..errors import MachineError, MappingError
 from ..machine import Allocation, Machine
@@ -174,10 +174,8 @@ def _load_pattern(obj: Any) -> Pattern:
 
 
 def _digest(*parts: Any) -> str:
-    h = hashlib.sha1()
-    for part in parts:
-        h.update(part.tobytes() if isinstance(part, np.ndarray) else repr(part).encode())
-    return h.hexdigest()[:16]
+    """The digest stored with a label (16 hex digits: files written before stay resumable)."""
+    return digest(*parts)[:16]
 
 
 class _Lazy:
@@ -417,9 +415,9 @@ class _Grid:
             for what in ("pattern", "machine"):
                 col = f"{what}_digest"
                 if col in previous.columns:
-                    for label, digest in zip(previous[what], previous[col]):
-                        if isinstance(digest, str) and digest:
-                            self.digests.setdefault((what, label), set()).add(digest)
+                    for label, seen in zip(previous[what], previous[col]):
+                        if isinstance(seen, str) and seen:
+                            self.digests.setdefault((what, label), set()).add(seen)
 
     def check_label(self, what: str, label: str, digest: str | None) -> None:
         known = self.digests.get((what, label), set())

@@ -26,7 +26,6 @@ cancel or a failure on one rank makes every rank raise together.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
 from typing import Any, Callable, Sequence
@@ -34,6 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import _core
+from .._digest import digest
 from ..errors import Cancelled, TopomapError
 from ..machine import Allocation
 from ..mappers._options import core_errors
@@ -106,13 +106,6 @@ def leader_nodes(allocation: Allocation, size: int, leaders: str | None = None) 
         j = int(np.flatnonzero(led < 0)[0])
         raise ValueError(f"leaders='node': allocation node {j} (machine node {int(order[j])}) has no rank on it")
     return [np.asarray(m, dtype=np.int32) for m in mine]
-
-
-def _fingerprint(*parts: Any) -> str:
-    h = hashlib.sha1()
-    for part in parts:
-        h.update(np.ascontiguousarray(part).tobytes() if isinstance(part, np.ndarray) else repr(part).encode())
-    return h.hexdigest()
 
 
 def _inputs(comm: Any, pattern: Any, allocation: Any) -> tuple[Pattern, Allocation]:
@@ -216,7 +209,7 @@ def distributed_ptram(comm: Any, pattern: Any, allocation: Allocation | None, *,
     agree(comm, problem, "distributed_ptram")
     options = dict(seed=int(seed) % 2**64, weights=w, k=int(k), rounds=int(rounds), partition=int(bool(partition)),
                    plateau=int(bool(plateau)))
-    mine = _fingerprint(pattern.indptr, pattern.indices, pattern.bytes, allocation.pes, allocation.machine.spec,
+    mine = digest(pattern.indptr, pattern.indices, pattern.bytes, allocation.pes, allocation.machine.spec,
                         int(capacity), sorted(options.items(), key=lambda kv: kv[0]).__repr__(), leaders)
     prints = comm.allgather(mine)
     differ = [r for r, f in enumerate(prints) if f != prints[0]]

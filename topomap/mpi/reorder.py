@@ -34,13 +34,13 @@ True
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from .._digest import digest
 from ..errors import TopomapError
 from ..machine import Allocation, Machine
 from ..mapping import Mapping as TmMapping
@@ -238,10 +238,7 @@ def _as_row(value: Any, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray |
 
 
 def _fingerprint(pat: Pattern) -> tuple[int, int, str]:
-    h = hashlib.sha1()
-    for arr in (pat.indptr, pat.indices, pat.bytes):
-        h.update(np.ascontiguousarray(arr).tobytes())
-    return pat.n, pat.nnz, h.hexdigest()
+    return pat.n, pat.nnz, digest(pat.indptr, pat.indices, pat.bytes)
 
 
 def _gather_pattern(comm: Any, pattern: Any, root: int) -> Pattern | None:
@@ -308,12 +305,12 @@ def apply_order(comm: Any, new_rank: Any) -> Any:
     0
     """
     error = _permutation_error(new_rank, comm.size)
-    digest = None
+    mine = None
     if error is None:
-        arr = np.ascontiguousarray(np.asarray(new_rank, dtype=np.int64))
-        digest = hashlib.sha1(arr.tobytes()).hexdigest()
+        arr = np.asarray(new_rank, dtype=np.int64)
+        mine = digest(arr)
     agree(comm, error, "reorder: bad permutation")
-    digests = comm.allgather(digest)
+    digests = comm.allgather(mine)
     for r, d in enumerate(digests):
         if d != digests[0]:
             raise CollectiveError(f"reorder: rank {r} passed a different new_rank than rank 0", rank=r)
