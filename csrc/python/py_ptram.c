@@ -364,10 +364,6 @@ PyObject *pytopomap_ptram_state(PyObject *self, PyObject *args, PyObject *kw)
                                      &wo, &k, &rounds, &partition, &plateau, &go))
         return NULL;
     if (PyType_Ready(&PyPtramState_Type) < 0) return NULL;
-    if (!PyObject_TypeCheck(mo, &PyTopomapMachine_Type)) {
-        PyErr_SetString(PyExc_TypeError, "machine must be a topomap._core.Machine");
-        return NULL;
-    }
     if (capacity < 1 || capacity > INT32_MAX) {
         PyErr_Format(PyExc_ValueError, "capacity = %ld must be a positive 32-bit integer", capacity);
         return NULL;
@@ -384,23 +380,17 @@ PyObject *pytopomap_ptram_state(PyObject *self, PyObject *args, PyObject *kw)
     for (int i = 0; i < 4; i++) obj->arrs[i] = NULL;
     topomap_pattern p;
     PyArrayObject *group = NULL;
-    if (pytopomap_pattern(ip, ix, by, &p, obj->arrs) ||
-        !(obj->arrs[3] = pytopomap_array(ao, NPY_INT32, -1, "allocation")) ||
+    const topomap_machine *m;
+    if (!(obj->arrs[3] = pytopomap_machine_alloc(mo, ao, &m)) || pytopomap_pattern(ip, ix, by, &p, obj->arrs) ||
         (go != Py_None && !(group = pytopomap_array(go, NPY_INT32, p.n, "group (one unit per process)")))) {
         Py_DECREF(obj);
         return NULL;
     }
     npy_intp na = PyArray_DIM(obj->arrs[3], 0);
-    if (na < 1 || na > INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "the allocation must have between 1 and 2^31 - 1 PEs");
-        Py_XDECREF(group);
-        Py_DECREF(obj);
-        return NULL;
-    }
     int rc;
     const int32_t *gp = group ? PyArray_DATA(group) : NULL;
     Py_BEGIN_ALLOW_THREADS
-    rc = topomap_ptram_begin(((PyTopomapMachine *)mo)->m, &p, PyArray_DATA(obj->arrs[3]), (int32_t)na,
+    rc = topomap_ptram_begin(m, &p, PyArray_DATA(obj->arrs[3]), (int32_t)na,
                              (int32_t)capacity, &opt, gp, &obj->st);
     Py_END_ALLOW_THREADS
     Py_XDECREF(group);
