@@ -78,6 +78,43 @@ def test_from_edges_matches_numpy_definition(case, dtype, sort_first):
     assert pat.provenance["dropped_self_bytes"] == self_bytes
 
 
+@SETTINGS
+@given(entries(), st.booleans())
+def test_adopted_arrays_match_numpy_definition(case, sort_first):
+    """A reader giving its arrays away (Pattern._adopt): entries out of sender order are
+    regrouped and written back over the given arrays, which the pattern then keeps."""
+    n, src, dst, w, m = case
+    src, dst, w = np.array(src, np.int32), np.array(dst, np.int32), np.array(w, np.float64)
+    m = None if m is None else np.array(m, np.float64)
+    if sort_first:
+        order = np.argsort(src, kind="stable")
+        src, dst, w, m = src[order], dst[order], w[order], None if m is None else m[order]
+    expected = reference_from_edges(src, dst, w, m, n)
+    given_dst, given_w = dst.copy(), w.copy()
+    pat = tm.Pattern._adopt(n, src, given_dst, given_w, None if m is None else m.copy(), {})
+    indptr, indices, wsum, msum, self_bytes = expected
+    assert pat.indptr.tobytes() == indptr.tobytes() and pat.indices.tobytes() == indices.tobytes()
+    assert pat.bytes.tobytes() == wsum.tobytes()
+    assert (pat.msgs is None) == (msum is None) and (msum is None or pat.msgs.tobytes() == msum.tobytes())
+    assert pat.provenance["dropped_self_bytes"] == self_bytes
+    if (np.diff(src) < 0).any() and not (src == dst).any():
+        assert np.shares_memory(pat.indices, given_dst) and np.shares_memory(pat.bytes, given_w)
+
+
+def test_adopt_leaves_read_only_and_borrowed_arrays_alone():
+    """Only arrays owning writeable data are written over (and shrunk)."""
+    src, dst, w = np.array([2, 0, 1, 0], np.int32), np.array([0, 1, 0, 1], np.int32), np.array([1.0, 2, 3, 4])
+    read_only = np.frombuffer(w.tobytes(), dtype=np.float64)
+    backing = np.zeros(8)
+    borrowed = backing[:4]
+    borrowed[:] = w
+    for given in (read_only, borrowed):
+        pat = tm.Pattern._adopt(3, src, dst.copy(), given, None, {})
+        assert pat.indices.tolist() == [1, 0, 0] and pat.bytes.tolist() == [6.0, 3.0, 1.0]
+        assert given.tolist() == w.tolist() and not np.shares_memory(pat.bytes, given)
+    assert backing[4:].tolist() == [0.0] * 4
+
+
 def test_long_duplicate_runs_sum_like_numpy():
     """Runs longer than 8 and than 128 use NumPy's pairwise summation, whose result differs
     from a left-to-right sum for these values."""

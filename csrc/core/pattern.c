@@ -1,8 +1,11 @@
 /* CSR checks, transposition and construction for the pattern view. */
+#define _DEFAULT_SOURCE /* madvise */
 #include <math.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "topomap/error.h"
 #include "topomap/pattern.h"
 
@@ -211,6 +214,20 @@ static double topomap_i_pairwise(const double *a, int64_t n)
     return topomap_i_pairwise(a, n2) + topomap_i_pairwise(a + n2, n - n2);
 }
 
+/* Scratch of `count` elements of `size` bytes (zeroed with `zero`), backed by huge pages where
+   the kernel gives them on request (transparent huge pages in "madvise" mode): the build's
+   scratch is written once, so 4 KiB pages cost a fault per 4 KiB, a few percent of a read. */
+static void *topomap_i_scratch(size_t count, size_t size, int zero)
+{
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    void *p = zero ? calloc(count, size) : malloc(count * size);
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + count * size) & ~(huge - 1);
+#ifdef MADV_HUGEPAGE
+    if (p && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 /* Sort idx[0..c) stably by dst[idx[.]] (tmp: room for c). */
 static void topomap_i_sort_by_dst(int64_t *idx, int64_t *tmp, int64_t c, const int32_t *dst)
 {
@@ -247,12 +264,42 @@ static int topomap_i_build_threads(int64_t nnz)
     return nnz < ((int64_t)1 << 16) ? 1 : T;
 }
 
+/* Row [lo, hi) of scratch arrays (dst, w, m) sorted in place: the entries kept (receiver not
+   the sender i, bytes > 0) moved to the front, then a stable insertion sort by receiver
+   (short rows: no index array to go through).  Returns the entries kept. */
+static int64_t topomap_i_sort_row_in_place(int32_t i, int32_t *dst, double *w, double *m, int64_t len)
+{
+    int64_t c = 0;
+    for (int64_t k = 0; k < len; k++)
+        if (dst[k] != i && w[k] > 0) {
+            dst[c] = dst[k];
+            w[c] = w[k];
+            if (m) m[c] = m[k];
+            c++;
+        }
+    for (int64_t a = 1; a < c; a++) {
+        int32_t x = dst[a];
+        double xw = w[a], xm = m ? m[a] : 0;
+        int64_t b = a;
+        for (; b > 0 && dst[b - 1] > x; b--) {
+            dst[b] = dst[b - 1];
+            w[b] = w[b - 1];
+            if (m) m[b] = m[b - 1];
+        }
+        dst[b] = x;
+        w[b] = xw;
+        if (m) m[b] = xm;
+    }
+    return c;
+}
+
 /* Canonical rows [r0, r1) of grouped rows (rp, dst, w, m): sort, drop, sum, written from
    position rp[r0] on, so that the ranges of different threads never meet; *count receives
-   the entries written.  0 or TOPOMAP_ENOMEM. */
+   the entries written.  With `scratch`, (dst, w, m) are the build's own arrays, and short rows
+   are sorted where they are.  0 or TOPOMAP_ENOMEM. */
 static int topomap_i_canonical_range(int32_t r0, int32_t r1, const int64_t *rp, const int32_t *dst,
-                                     const double *w, const double *m, int64_t *indptr, int32_t *indices,
-                                     double *ow, double *om, int64_t *count)
+                                     const double *w, const double *m, int scratch, int64_t *indptr,
+                                     int32_t *indices, double *ow, double *om, int64_t *count)
 {
     int64_t longest = 0, out = rp[r0];
     for (int32_t i = r0; i < r1; i++)
@@ -272,6 +319,21 @@ static int topomap_i_canonical_range(int32_t r0, int32_t r1, const int64_t *rp, 
             memmove(ow + out, w + lo, (size_t)(hi - lo) * sizeof *ow);
             if (m) memmove(om + out, m + lo, (size_t)(hi - lo) * sizeof *om);
             out += hi - lo;
+            continue;
+        }
+        if (scratch && hi - lo <= 32) {
+            /* the casts: with `scratch` the arrays are the build's own */
+            int32_t *sd = (int32_t *)dst + lo;
+            double *sw = (double *)w + lo, *sm = m ? (double *)m + lo : NULL;
+            c = topomap_i_sort_row_in_place(i, sd, sw, sm, hi - lo);
+            for (int64_t a = 0, b; a < c; a = b) {
+                for (b = a + 1; b < c && sd[b] == sd[a]; b++) {
+                }
+                indices[out] = sd[a];
+                ow[out] = sw[a] + (b - a > 1 ? topomap_i_pairwise(sw + a + 1, b - a - 1) : 0.0);
+                if (m) om[out] = sm[a] + (b - a > 1 ? topomap_i_pairwise(sm + a + 1, b - a - 1) : 0.0);
+                out++;
+            }
             continue;
         }
         for (int64_t k = lo; k < hi; k++)
@@ -306,7 +368,7 @@ static int topomap_i_canonical_range(int32_t r0, int32_t r1, const int64_t *rp, 
    then move down over what the rows before dropped.  Every row is read as on one thread, so
    the sums are the same doubles. */
 static int topomap_i_canonical_rows(int32_t n, const int64_t *rp, const int32_t *dst, const double *w,
-                                    const double *m, int64_t *indptr, int32_t *indices, double *ow, double *om,
+                                    const double *m, int scratch, int64_t *indptr, int32_t *indices, double *ow, double *om,
                                     int64_t *nnz_out)
 {
     int T = topomap_i_build_threads(rp[n]), rc = TOPOMAP_OK;
@@ -324,7 +386,7 @@ static int topomap_i_canonical_rows(int32_t n, const int64_t *rp, const int32_t 
     }
 #pragma omp parallel for num_threads(T)
     for (int t = 0; t < T; t++)
-        failed[t] = topomap_i_canonical_range(first[t], first[t + 1], rp, dst, w, m, indptr, indices, ow, om,
+        failed[t] = topomap_i_canonical_range(first[t], first[t + 1], rp, dst, w, m, scratch, indptr, indices, ow, om,
                                               &count[t]);
     int64_t out = 0;
     for (int t = 0; t < T; t++) {
@@ -356,7 +418,7 @@ static int topomap_i_group_by_sender(int32_t n, const topomap_edges *e, int64_t 
     int64_t nnz = e->nnz;
     int T = topomap_i_build_threads(nnz);
     if ((int64_t)T * ((int64_t)n + 1) > nnz + n + 1) T = 1; /* histograms larger than the entries */
-    int64_t *fill = calloc((size_t)T * ((size_t)n + 1), sizeof *fill);
+    int64_t *fill = topomap_i_scratch((size_t)T * ((size_t)n + 1), sizeof *fill, 1);
     if (!fill) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory grouping %lld entries by sender", (long long)nnz);
 #pragma omp parallel num_threads(T)
     {
@@ -430,25 +492,25 @@ int topomap_pattern_build(int32_t n, const topomap_edges *e, const topomap_edges
             }
             rp[n] = k;
         }
-        rc = topomap_i_canonical_rows(n, e->row_ptr ? e->row_ptr : rp, e->dst, e->bytes, e->msgs, indptr, indices,
+        rc = topomap_i_canonical_rows(n, e->row_ptr ? e->row_ptr : rp, e->dst, e->bytes, e->msgs, 0, indptr, indices,
                                       bytes, msgs, nnz_out);
         goto cleanup;
     }
-    rp = malloc(((size_t)n + 1) * sizeof *rp);
-    d32 = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *d32);
+    rp = topomap_i_scratch((size_t)n + 1, sizeof *rp, 0);
+    d32 = topomap_i_scratch((size_t)(nnz > 0 ? nnz : 1), sizeof *d32, 0);
     if (!rp || !d32) goto nomem;
     if (e->row_ptr) { /* grouped already, with wide ids: narrowed */
         memcpy(rp, e->row_ptr, ((size_t)n + 1) * sizeof *rp);
 #pragma omp parallel for num_threads(topomap_i_build_threads(nnz))
         for (int64_t k = 0; k < nnz; k++) d32[k] = (int32_t)topomap_i_id(e->dst, e->wide, k);
-        rc = topomap_i_canonical_rows(n, rp, d32, e->bytes, e->msgs, indptr, indices, bytes, msgs, nnz_out);
+        rc = topomap_i_canonical_rows(n, rp, d32, e->bytes, e->msgs, 0, indptr, indices, bytes, msgs, nnz_out);
         goto cleanup;
     }
-    tw = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *tw);
-    if (e->msgs) tm = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *tm);
+    tw = topomap_i_scratch((size_t)(nnz > 0 ? nnz : 1), sizeof *tw, 0);
+    if (e->msgs) tm = topomap_i_scratch((size_t)(nnz > 0 ? nnz : 1), sizeof *tm, 0);
     if (!tw || (e->msgs && !tm)) goto nomem;
     rc = topomap_i_group_by_sender(n, e, rp, d32, tw, tm);
-    if (!rc) rc = topomap_i_canonical_rows(n, rp, d32, tw, tm, indptr, indices, bytes, msgs, nnz_out);
+    if (!rc) rc = topomap_i_canonical_rows(n, rp, d32, tw, tm, 1, indptr, indices, bytes, msgs, nnz_out);
     goto cleanup;
 nomem:
     rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory grouping %lld entries by sender", (long long)nnz);
@@ -458,6 +520,11 @@ cleanup:
     free(tw);
     free(tm);
     return rc;
+}
+
+int topomap_pattern_build_in_place(const topomap_edges *e, const topomap_edges_info *info)
+{
+    return info->canonical || (!e->row_ptr && !info->rows_sorted);
 }
 
 int topomap_pattern_is_canonical(int32_t n, const int64_t *indptr, int64_t nnz, const int32_t *indices,

@@ -14,11 +14,14 @@ static int pytopomap_is_int32(PyObject *obj)
     return PyArray_Check(obj) && PyArray_TYPE((PyArrayObject *)obj) == NPY_INT32;
 }
 
-/* The output array for `in` (a converted or owned input is taken over), else a new one. */
-static PyArrayObject *pytopomap_output(PyArrayObject *in, PyObject *given, int take, int type, npy_intp len)
+/* The output array for `in` (a converted or owned input is taken over), else a new one.  With
+   `writes` the build writes into it and may shrink it: only an array owning its writeable data. */
+static PyArrayObject *pytopomap_output(PyArrayObject *in, PyObject *given, int take, int writes, int type,
+                                       npy_intp len)
 {
     if (in && take && ((PyObject *)in != given || take > 1) && PyArray_TYPE(in) == type &&
-        PyArray_DIM(in, 0) == len) {
+        PyArray_DIM(in, 0) == len &&
+        (!writes || (PyArray_ISWRITEABLE(in) && PyArray_CHKFLAGS(in, NPY_ARRAY_OWNDATA)))) {
         Py_INCREF(in);
         return in;
     }
@@ -75,11 +78,15 @@ PyObject *pytopomap_pattern_build(PyObject *self, PyObject *args)
     }
     npy_intp np1 = n + 1;
     indptr = (PyArrayObject *)PyArray_SimpleNew(1, &np1, NPY_INT64);
-    /* canonical input keeps its arrays when they are the caller's to give, or copies made here */
-    int take = info.canonical ? (owned ? 2 : 1) : 0;
-    oi = pytopomap_output(wide ? NULL : dst, dobj, take, NPY_INT32, nnz);
-    ob = pytopomap_output(byts, bo, take, NPY_FLOAT64, nnz);
-    if (msgs) om = pytopomap_output(msgs, mo, take, NPY_FLOAT64, nnz);
+    /* the outputs are the input arrays when the build allows it and they are the caller's to
+       give or copies made here; not with self entries, whose bytes the caller sums from its
+       inputs afterwards */
+    int take = topomap_pattern_build_in_place(&e, &info) && (info.canonical || !info.self_entries) ? (owned ? 2 : 1)
+                                                                                                    : 0;
+    int writes = !info.canonical;
+    oi = pytopomap_output(wide ? NULL : dst, dobj, take, writes, NPY_INT32, nnz);
+    ob = pytopomap_output(byts, bo, take, writes, NPY_FLOAT64, nnz);
+    if (msgs) om = pytopomap_output(msgs, mo, take, writes, NPY_FLOAT64, nnz);
     if (!indptr || !oi || !ob || (msgs && !om)) goto cleanup;
     int64_t out = 0;
     int rc;

@@ -282,6 +282,66 @@ static void test_threads_agree(void)
     free(src), free(dst), free(src64), free(dst64), free(row_ptr), free(w), free(m);
 }
 
+/* Entries out of sender order are regrouped into the build's scratch, where short rows are
+   sorted in place: the result equals, bit for bit, the one of the same rows given grouped
+   (row_ptr: sorted through an index array), on 1 and 3 threads, also when the outputs are the
+   input arrays themselves (topomap_pattern_build_in_place). */
+static void test_regrouped_in_place(void)
+{
+    enum { N = 5000, NNZ = 100000 };
+    int32_t *src = malloc(NNZ * sizeof *src), *dst = malloc(NNZ * sizeof *dst);
+    int32_t *gdst = malloc(NNZ * sizeof *gdst), *adst = malloc(NNZ * sizeof *adst);
+    int64_t *row_ptr = calloc(N + 1, sizeof *row_ptr), *at = malloc((N + 1) * sizeof *at);
+    double *w = malloc(NNZ * sizeof *w), *m = malloc(NNZ * sizeof *m), *gw = malloc(NNZ * sizeof *gw);
+    double *gm = malloc(NNZ * sizeof *gm), *aw = malloc(NNZ * sizeof *aw), *am = malloc(NNZ * sizeof *am);
+    uint64_t x = 77;
+    for (int64_t k = 0; k < NNZ; k++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        src[k] = (int32_t)((x >> 33) % N);
+        dst[k] = (int32_t)((src[k] + (x >> 20) % 12) % N); /* 20 entries a row, 12 receivers: duplicates */
+        w[k] = (x >> 40) % 13 == 0 ? 0.0 : 0.1 * (double)((x >> 12) % 1000) + 1e-7;
+        m[k] = 1 + (double)((x >> 50) % 5) / 3;
+    }
+    for (int64_t k = 0; k < NNZ; k++) row_ptr[src[k] + 1]++;
+    int64_t longest = 0;
+    for (int32_t i = 0; i < N; i++) {
+        longest = row_ptr[i + 1] > longest ? row_ptr[i + 1] : longest;
+        row_ptr[i + 1] += row_ptr[i];
+    }
+    CHECK(longest > 32); /* rows sorted in place and rows sorted through the index array */
+    memcpy(at, row_ptr, (N + 1) * sizeof *at);
+    for (int64_t k = 0; k < NNZ; k++) {
+        int64_t j = at[src[k]]++;
+        gdst[j] = dst[k], gw[j] = w[k], gm[j] = m[k];
+    }
+    topomap_edges unsorted = {NNZ, src, dst, 0, w, m, NULL}, grouped = {NNZ, NULL, gdst, 0, gw, gm, row_ptr};
+    topomap_edges_info info;
+    topomap_edges_check(N, &grouped, &info);
+    CHECK(!topomap_pattern_build_in_place(&grouped, &info));
+    for (int threads = 1; threads <= 3; threads += 2) {
+        built_big ref, got;
+        build_big(N, &grouped, threads, &ref);
+        build_big(N, &unsorted, threads, &got);
+        CHECK(got.nnz == ref.nnz && !memcmp(got.indptr, ref.indptr, (N + 1) * sizeof *ref.indptr));
+        CHECK(!memcmp(got.indices, ref.indices, (size_t)ref.nnz * sizeof *ref.indices));
+        CHECK(!memcmp(got.bytes, ref.bytes, (size_t)ref.nnz * sizeof *ref.bytes));
+        CHECK(!memcmp(got.msgs, ref.msgs, (size_t)ref.nnz * sizeof *ref.msgs));
+        /* the outputs written over the inputs */
+        memcpy(adst, dst, NNZ * sizeof *adst), memcpy(aw, w, NNZ * sizeof *aw), memcpy(am, m, NNZ * sizeof *am);
+        topomap_edges alias = {NNZ, src, adst, 0, aw, am, NULL};
+        int64_t nnz;
+        topomap_edges_check(N, &alias, &info);
+        CHECK(topomap_pattern_build_in_place(&alias, &info));
+        CHECK(topomap_pattern_build(N, &alias, &info, got.indptr, adst, aw, am, &nnz) == 0 && nnz == ref.nnz);
+        CHECK(!memcmp(adst, ref.indices, (size_t)nnz * sizeof *adst) && !memcmp(aw, ref.bytes, (size_t)nnz * sizeof *aw) &&
+              !memcmp(am, ref.msgs, (size_t)nnz * sizeof *am));
+        free_big(&ref), free_big(&got);
+    }
+    omp_set_num_threads(2);
+    free(src), free(dst), free(gdst), free(adst), free(row_ptr), free(at);
+    free(w), free(m), free(gw), free(gm), free(aw), free(am);
+}
+
 int main(void)
 {
     test_canonical_passes_through();
@@ -291,5 +351,6 @@ int main(void)
     test_canonical_check();
     test_parts();
     test_threads_agree();
+    test_regrouped_in_place();
     return check_report();
 }

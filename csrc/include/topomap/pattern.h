@@ -61,6 +61,12 @@ void topomap_edges_check(int32_t n, const topomap_edges *e, topomap_edges_info *
 int topomap_pattern_build(int32_t n, const topomap_edges *e, const topomap_edges_info *info, int64_t *indptr,
                           int32_t *indices, double *bytes, double *msgs, int64_t *nnz_out);
 
+/* 1 when topomap_pattern_build may write its outputs over the input arrays of their type
+   (e->dst when not wide, e->bytes, e->msgs): canonical input, copied as is, and entries out
+   of sender order (no row_ptr), which are regrouped into scratch arrays before the first
+   output is written.  A reader giving its arrays away then needs no fresh ones. */
+int topomap_pattern_build_in_place(const topomap_edges *e, const topomap_edges_info *info);
+
 /* 1 when (indptr, indices, bytes) is canonical CSR over n processes: indptr from 0,
    non-decreasing; receivers in [0, n), not the sender, strictly increasing within a row;
    bytes positive and finite. */
