@@ -30,6 +30,16 @@ the reader is as fast as the storage lets ``cat`` be); ``x_device`` = reader's w
 device MB/s (above 1: parsing outruns the storage).  On a virtual disk the host's cache can
 make ``cat`` cold faster than ``O_DIRECT``: both are reported.
 
+Every cold read runs in a fresh process (after a small warm-up read of the same format), as
+a script reading one file would.  Two more figures say what limits it: ``threads_speedup_cold``
+(the reader on all threads against ``OMP_NUM_THREADS=1``: near the number of cores when the
+parse, not the storage, sets the pace) and ``cores_to_match_cat`` (the cold reader's CPU
+seconds over cat's cold wall seconds: the cores it would need to keep pace with cat at its
+per-core cost).  Where other projects read the same format, their readers are timed the same
+way in the same rounds (``benchmarks/_io_yardsticks.py``: Apache Arrow's and Polars' CSV
+readers, SciPy's ``mmread``; ``pip install ".[bench]"``), ``x_<name>_cold`` = topomap's
+cold time / theirs.
+
     python benchmarks/bench_io.py             # ~100 MB per format, writes results/io_throughput.json
     python benchmarks/bench_io.py --quick     # ~5 MB per format
 
@@ -63,6 +73,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import topomap as tm  # noqa: E402
+from _io_yardsticks import yardsticks  # noqa: E402
 
 
 def _cpu() -> float:
@@ -140,46 +151,53 @@ def cat(files: list[str]) -> None:
     subprocess.run(["xargs", "-0", "cat"], input="\0".join(files).encode(), stdout=subprocess.DEVNULL, check=True)
 
 
-def reader_process(root: str, target: str) -> float:
-    """Seconds a fresh Python process importing topomap from `root` takes to read `target`
-    (the interpreter's start and the import not counted)."""
-    code = ("import sys, time; sys.path.insert(0, sys.argv[1]); import topomap as tm; "
-            "t = time.perf_counter(); tm.io.read(sys.argv[2]); print(time.perf_counter() - t)")
-    out = subprocess.run([sys.executable, "-c", code, root, target], capture_output=True, check=True, text=True)
-    return float(out.stdout)
+def fresh_read(root: str, target: str, case: str, warmup: str, reader: str = "topomap",
+               threads: "int | None" = None) -> tuple[float, float]:
+    """Seconds (wall, then CPU of all its threads) a fresh Python process takes to read
+    `target` with topomap imported from `root` or with the yardstick `reader` of `case`, after
+    reading the small file `warmup` of the same format (so that no reader's one-off set-up,
+    such as starting thread pools, is timed; nor are the interpreter's start and the imports);
+    with `threads`, topomap's OpenMP threads."""
+    code = ("import sys, time; sys.path[:0] = sys.argv[1:3]; import topomap as tm; "
+            "from _io_yardsticks import yardsticks; "
+            "read = tm.io.read if sys.argv[4] == 'topomap' else yardsticks(sys.argv[5])[sys.argv[4]]; "
+            "read(sys.argv[6]); t, c = time.perf_counter(), time.process_time(); read(sys.argv[3]); "
+            "print(time.perf_counter() - t, time.process_time() - c)")
+    env = dict(os.environ, **({"OMP_NUM_THREADS": str(threads)} if threads else {}))
+    out = subprocess.run([sys.executable, "-c", code, root, HERE, target, reader, case, warmup], capture_output=True,
+                         check=True, text=True, env=env)
+    wall, cpu = out.stdout.split()
+    return float(wall), float(cpu)
 
 
-def cold_speed(files: list[str], target: str, repeat: int, against: "str | None" = None) -> dict:
-    """Cold-cache seconds of cat, of O_DIRECT reads and of the reader, each best of `repeat`
-    runs after evicting the files; and the bytes still cached right after an eviction.  With
-    `against` (another checkout), both builds' readers in fresh processes, round by round."""
+def cold_speed(files: list[str], target: str, repeat: int, contenders: dict) -> dict:
+    """Cold-cache seconds of cat, of O_DIRECT reads and of each contender (a callable giving
+    (wall, CPU) seconds), each best of `repeat` runs after evicting the files, round by round
+    in alternating order so that all see the same load; and the bytes still cached right after
+    an eviction."""
     os.sync()  # write the new files back once (an fsync per file takes minutes for 10^5 files)
     evict(files)
     left = resident_bytes(files)
 
-    def timed(func):
+    def timed(func) -> tuple[float, float]:
         evict(files)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu()
         func()
-        return time.perf_counter() - t
+        return time.perf_counter() - t, _cpu() - c
 
-    def in_process(root):
-        evict(files)
-        return reader_process(root, target)
-
-    if against is None:
-        readers = [lambda: timed(lambda: tm.io.read(target))]
-    else:
-        readers = [lambda: in_process(os.path.dirname(HERE)), lambda: in_process(against)]
+    names = list(contenders)
     rounds = []
-    for r in range(repeat):  # the readers' order alternates, so neither always follows cat
-        order = list(range(len(readers)))[::1 if r % 2 == 0 else -1]
-        times = dict(zip(order, [readers[i]() for i in order]))
-        rounds.append([timed(lambda: cat(files))] + [times[i] for i in range(len(readers))])
-    best = [min(column) for column in zip(*rounds)]
-    return {"resident_after_evict": left, "cat": best[0],
-            "direct": min(timed(lambda: direct_read(files)) for _ in range(repeat)),
-            "read": best[1], "against": best[2] if against else None}
+    for r in range(repeat):
+        order = names[::1 if r % 2 == 0 else -1]
+        times = {}
+        for name in order:
+            evict(files)
+            times[name] = contenders[name]()
+        times["cat"] = timed(lambda: cat(files))
+        rounds.append(times)
+    best = {name: (min(t[name][0] for t in rounds), min(t[name][1] for t in rounds)) for name in names + ["cat"]}
+    best["direct"] = min(timed(lambda: direct_read(files)) for _ in range(repeat))
+    return {"resident_after_evict": left, **best}
 
 
 def ompi_run(directory: str, ranks: int, peers: int, seed: int) -> list[str]:
@@ -242,7 +260,7 @@ def otf2_run(directory: str, ranks: int, events: int, seed: int) -> list[str]:
     return sorted(glob.glob(os.path.join(directory, "**", "*"), recursive=True))
 
 
-def run_case(name: str, workdir: str, make, repeat: int, against: "str | None" = None) -> dict:
+def run_case(name: str, workdir: str, make, make_small, repeat: int, against: "str | None" = None) -> dict:
     os.makedirs(workdir, exist_ok=True)
     t = time.perf_counter()
     files, target = make(workdir)
@@ -251,8 +269,23 @@ def run_case(name: str, workdir: str, make, repeat: int, against: "str | None" =
     size = sum(os.path.getsize(f) for f in files)
     read_s, pat, read_cpu = best_of(repeat, lambda: tm.io.read(target))
     py_s, cat_s, py_cpu, cat_cpu = raw_speed(files, repeat)
-    cold = cold_speed(files, target, repeat, against)
+    # every cold read runs in a fresh process, as a script reading one file would: no reader
+    # then reuses memory an earlier call left mapped
+    root = os.path.dirname(HERE)
+    warmup = os.path.join(workdir, "warmup")
+    os.makedirs(warmup)
+    warm_target = make_small(warmup)[1]
+    contenders = {"topomap": lambda: fresh_read(root, target, name, warm_target),
+                  "topomap_1thread": lambda: fresh_read(root, target, name, warm_target, threads=1)}
+    if against is not None:
+        contenders["against"] = lambda: fresh_read(against, target, name, warm_target)
+    others = yardsticks(name)
+    warm_others = {other: best_of(repeat, lambda: read(target))[:2] for other, read in others.items()}
+    for other in others:
+        contenders[other] = (lambda other: lambda: fresh_read(root, target, name, warm_target, other))(other)
+    cold = cold_speed(files, target, repeat, contenders)
     mb = size / 1e6
+    ours, ours_cpu = cold["topomap"]
     row = {"format": name, "files": len(files), "MB": round(mb, 1), "n": pat.n, "nnz": pat.nnz,
            "write_s": round(write_s, 3), "read_s": round(read_s, 3), "read_MBps": round(mb / read_s, 1),
            "python_read_MBps": round(mb / py_s, 1), "cat_MBps": round(mb / cat_s, 1),
@@ -260,42 +293,52 @@ def run_case(name: str, workdir: str, make, repeat: int, against: "str | None" =
            "x_python": round(read_s / py_s, 2), "read_cpu_s": round(read_cpu, 3), "cat_cpu_s": round(cat_cpu, 3),
            "python_read_cpu_s": round(py_cpu, 3), "x_cat_cpu": round(read_cpu / max(cat_cpu, 1e-9), 2),
            "resident_MB": None if cold["resident_after_evict"] is None else round(cold["resident_after_evict"] / 1e6, 2),
-           "read_cold_s": round(cold["read"], 3), "cat_cold_s": round(cold["cat"], 3),
-           "read_cold_MBps": round(mb / cold["read"], 1), "cat_cold_MBps": round(mb / cold["cat"], 1),
-           "device_MBps": round(mb / cold["direct"], 1), "x_cat_cold": round(cold["read"] / cold["cat"], 2),
-           "x_device": round(cold["direct"] / read_s, 2)}
+           "read_cold_s": round(ours, 3), "read_cold_cpu_s": round(ours_cpu, 3), "cat_cold_s": round(cold["cat"][0], 3),
+           "read_cold_MBps": round(mb / ours, 1), "cat_cold_MBps": round(mb / cold["cat"][0], 1),
+           "device_MBps": round(mb / cold["direct"][0], 1), "x_cat_cold": round(ours / cold["cat"][0], 2),
+           "x_device": round(cold["direct"][0] / read_s, 2),
+           # the reader's cold CPU seconds over cat's cold wall time: the cores it would take to
+           # keep pace with cat at this per-core cost, were the parse spread perfectly
+           "cores_to_match_cat": round(ours_cpu / cold["cat"][0], 2),
+           "read_cold_1thread_s": round(cold["topomap_1thread"][0], 3),
+           "threads_speedup_cold": round(cold["topomap_1thread"][0] / ours, 2)}
+    for other, (warm_s, entries) in warm_others.items():
+        if entries != pat.nnz:
+            raise RuntimeError(f"{other} read {entries} entries of {target}, topomap {pat.nnz}")
+        row[f"{other}_MBps"] = round(mb / warm_s, 1)
+        row[f"{other}_cold_MBps"] = round(mb / cold[other][0], 1)
+        row[f"{other}_cold_cpu_s"] = round(cold[other][1], 3)
+        row[f"x_{other}_cold"] = round(ours / cold[other][0], 2)  # below 1: topomap is faster
     if against:
-        row["against_cold_s"] = round(cold["against"], 3)
-        row["x_cat_cold_against"] = round(cold["against"] / cold["cat"], 2)
+        row["against_cold_s"] = round(cold["against"][0], 3)
+        row["x_cat_cold_against"] = round(cold["against"][0] / cold["cat"][0], 2)
     shutil.rmtree(workdir, ignore_errors=True)
     return row
 
 
 def print_summary(rows: list[dict], before: "str | None") -> None:
-    """One line per format: warm MB/s (and an earlier run's), cold ratios, the storage's rate."""
+    """One line per format: warm MB/s (and an earlier run's), cold ratios, the storage's rate,
+    the cores the reader would need to keep pace with cat, and the other projects' readers."""
     earlier = {}
     if before:
         with open(before) as fh:
             earlier = {r["format"]: r["read_MBps"] for r in json.load(fh)["rows"]}
     print(f"\n{'format':<13}{'warm MB/s':>10}{'before':>8}{'cold MB/s':>10}{'cat cold':>9}{'O_DIRECT':>9}"
-          f"{'read/cat cold':>14}{'warm/device':>12}{'against/cat cold':>17}")
+          f"{'read/cat cold':>14}{'warm/device':>12}{'1->all thr':>11}{'cores=cat':>10}{'against/cat cold':>17}"
+          f"  others cold (MB/s, topomap/other time)")
     for r in rows:
         was = earlier.get(r["format"])
+        others = [k[:-len("_cold_MBps")] for k in r if k.endswith("_cold_MBps") and k not in ("read_cold_MBps", "cat_cold_MBps")]
         print(f"{r['format']:<13}{r['read_MBps']:>10.0f}{'' if was is None else f'{was:.0f}':>8}"
               f"{r['read_cold_MBps']:>10.0f}{r['cat_cold_MBps']:>9.0f}{r['device_MBps']:>9.0f}"
-              f"{r['x_cat_cold']:>14.2f}{r['x_device']:>12.2f}{r.get('x_cat_cold_against', ''):>17}")
+              f"{r['x_cat_cold']:>14.2f}{r['x_device']:>12.2f}{r['threads_speedup_cold']:>11.2f}"
+              f"{r['cores_to_match_cat']:>10.1f}{r.get('x_cat_cold_against', ''):>17}  "
+              + ", ".join(f"{o} {r[o + '_cold_MBps']:.0f} (x{r['x_' + o + '_cold']:.2f})" for o in others))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="~5 MB per format instead of ~100 MB")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--only", help="comma-separated formats to run")
-    ap.add_argument("--out", default=os.path.join(HERE, "results", "io_throughput.json"))
-    ap.add_argument("--before", help="an earlier JSON of this benchmark: its warm MB/s are shown next to these")
-    ap.add_argument("--against", help="another checkout (extension built): its cold reads alternate with these")
-    args = ap.parse_args()
-    scale = 0.05 if args.quick else 1.0
+def make_cases(scale: float) -> dict:
+    """Per format, a function writing its files into a directory and returning (files, the file
+    to read); `scale` 1 gives ~10^8 bytes per format."""
     n = 10**6
     nnz = int(4.5e6 * scale)
     directed = random_pattern(n, nnz, seed=1)
@@ -316,10 +359,11 @@ def main() -> None:
         def make_shuffled(d):
             files, target = make(d)
             with open(target, "rb") as fh:
-                header, *lines = fh.read().splitlines(keepends=True)
-            order = np.random.default_rng(7).permutation(len(lines))
+                lines = fh.read().splitlines(keepends=True)
+            head = next(i for i, line in enumerate(lines) if line[:1].isdigit())  # comments and the header stay
+            order = np.random.default_rng(7).permutation(len(lines) - head)
             with open(target, "wb") as fh:
-                fh.write(header + b"".join(lines[i] for i in order))
+                fh.write(b"".join(lines[:head]) + b"".join(lines[head + i] for i in order))
             return files, target
         return make_shuffled
 
@@ -334,18 +378,32 @@ def main() -> None:
         "metis": writer(undirected, ".graph"),
         "scotch": writer(undirected, ".grf"),
         "dense": writer(dense, ".mat"),
-        "ompi": lambda d: run_of(ompi_run(d, int(10**5 * scale), 6, seed=4)),
-        "dumpi": lambda d: run_of(dumpi_run(d, int(1000 * scale**0.5), int(300 * scale**0.5), seed=5)),
+        "ompi": lambda d: run_of(ompi_run(d, max(8, int(10**5 * scale)), 6, seed=4)),
+        "dumpi": lambda d: run_of(dumpi_run(d, max(2, int(1000 * scale**0.5)), max(1, int(300 * scale**0.5)), seed=5)),
     }
     if importlib.util.find_spec("otf2") is not None:
-        cases["otf2"] = lambda d: (otf2_run(d, 64, int(2e5 * scale), seed=6), os.path.join(d, "traces.otf2"))
-    else:
+        cases["otf2"] = lambda d: (otf2_run(d, 64, max(1, int(2e5 * scale)), seed=6), os.path.join(d, "traces.otf2"))
+    return cases
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="~5 MB per format instead of ~100 MB")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", help="comma-separated formats to run")
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "io_throughput.json"))
+    ap.add_argument("--before", help="an earlier JSON of this benchmark: its warm MB/s are shown next to these")
+    ap.add_argument("--against", help="another checkout (extension built): its cold reads alternate with these")
+    args = ap.parse_args()
+    scale = 0.05 if args.quick else 1.0
+    cases, small = make_cases(scale), make_cases(1e-4)  # small: every reader's warm-up file
+    if "otf2" not in cases:
         print("otf2 not installed: skipping the OTF2 case", file=sys.stderr)
     wanted = args.only.split(",") if args.only else list(cases)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench_io_") as tmp:
         for name in wanted:
-            rows.append(run_case(name, os.path.join(tmp, name), cases[name], args.repeat, args.against))
+            rows.append(run_case(name, os.path.join(tmp, name), cases[name], small[name], args.repeat, args.against))
             r = rows[-1]
             print(f"{r['format']:<13}{r['files']:>7}{r['MB']:>8.1f} MB  n={r['n']:<8} nnz={r['nnz']:<9} "
                   f"write {r['write_s']:7.2f} s  read {r['read_s']:7.2f} s = {r['read_MBps']:7.1f} MB/s  "
@@ -353,7 +411,9 @@ def main() -> None:
                   f"x{r['x_cat']:.1f} cat, x{r['x_python']:.1f} python; CPU x{r['x_cat_cpu']:.1f} cat)\n"
                   f"{'':<13}cold: read {r['read_cold_MBps']:7.1f} MB/s, cat {r['cat_cold_MBps']:7.1f} MB/s, "
                   f"O_DIRECT {r['device_MBps']:7.1f} MB/s; reader/cat cold x{r['x_cat_cold']:.2f}, "
-                  f"warm reader/device x{r['x_device']:.2f}, cached after eviction {r['resident_MB']} MB",
+                  f"warm reader/device x{r['x_device']:.2f}, cached after eviction {r['resident_MB']} MB\n"
+                  f"{'':<13}cold CPU {r['read_cold_cpu_s']:.3f} s = {r['cores_to_match_cat']:.1f} cores to keep pace "
+                  f"with cat; 1 thread {r['read_cold_1thread_s']:.3f} s (all threads x{r['threads_speedup_cold']:.2f})",
                   flush=True)
     print_summary(rows, args.before)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
