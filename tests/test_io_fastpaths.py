@@ -3,6 +3,8 @@ reference paths give: the same arrays bit for bit, the same provenance, the same
 nothing depends on how many chunks (threads) parse a text."""
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -330,8 +332,6 @@ def _core_scan(data, integer, chunks):
 
 def test_openmp_thread_count_does_not_change_results(tmp_path):
     """The same file read by processes with 1 and 3 OpenMP threads."""
-    import subprocess
-    import sys
     rng = np.random.default_rng(1)
     pat = tm.Pattern.from_edges(rng.integers(0, 500, 20000), rng.integers(0, 500, 20000),
                                 rng.integers(1, 10**6, 20000).astype(float), n=500)
@@ -348,8 +348,6 @@ def test_openmp_thread_count_does_not_change_results(tmp_path):
 def test_simd_level_does_not_change_results(tmp_path):
     """Every text format, clean, with CRLF and float weights, and broken, read by processes
     limited to bytes only, SSE2 and AVX2 (TOPOMAP_SIMD): the same arrays or the same error."""
-    import subprocess
-    import sys
     rng = np.random.default_rng(2)
     pat = tm.Pattern.from_edges(rng.integers(0, 400, 6000), rng.integers(0, 400, 6000),
                                 rng.integers(1, 10**12, 6000).astype(float), n=400)
@@ -493,3 +491,30 @@ def test_long_texts_tiers_agree(lines, inserts, integer, commas, chunks):
         assert isinstance(slow, FormatError)
         bad_line = 1 + text.count(b"\n", 0, fast)
         assert str(slow).startswith(f"f:{bad_line}:")
+
+
+def test_table_without_room_for_the_bound_reads_in_two_passes(tmp_path):
+    """The table scanner first asks for columns of room for every row the text could hold;
+    where that address space is refused, it counts first and reads into exact columns."""
+    path = tmp_path / "padded.csv"
+    with open(path, "w") as fh:  # long lines: the bound is ~100 times the rows
+        fh.writelines(f"{i % 1000},{(i * 7) % 1000},{i}{' ' * 300}\n" for i in range(60_000))
+    code = """
+import re, resource, sys
+import numpy as np
+from topomap.io import _text
+data = _text.read_text(sys.argv[1])
+_text.parse_table(data[:4096], "nnf", commas=True)  # threads and arenas made before the limit
+vm = int(re.search(r"VmSize:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024
+room = 8 * 60_000 * 2 + (32 << 20)  # the exact columns fit, the bound (~58 MB) does not
+resource.setrlimit(resource.RLIMIT_AS, (vm + room, resource.RLIM_INFINITY))
+try:
+    np.empty(len(data) // 6 * 2, np.float64)
+    print("bound fits")
+except MemoryError:
+    src, dst, w = _text.parse_table(data, "nnf", commas=True)
+    print(len(src), int(src[-1]), int(dst[-1]), float(w.sum()))
+"""
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert out.stdout.split() == ["60000", str(59_999 % 1000), str(59_999 * 7 % 1000), str(float(sum(range(60_000))))]

@@ -453,7 +453,7 @@ static inline __attribute__((always_inline)) void topomap_i_scan_chunk_as(const 
         }
         if (p == end && end[-1] != '\n') {
             /* the text's last line, without '\n' */
-            if (c != s->nchunks - 1 || !s->last_line) break; /* it vanished (a comment) */
+            if (end != base + s->len || !s->last_line) break; /* it vanished (a comment) */
         }
         TOPOMAP_I_END_LINE();
     }
@@ -517,12 +517,10 @@ static void topomap_i_scan_chunk(const topomap_scan *s, int c, const topomap_i_s
     topomap_i_scan_chunk_bytes(s, c, k, r);
 }
 
-/* Run pass 2 on every chunk and merge: the first fault in text order wins. */
-static int topomap_i_scan_all(const topomap_scan *s, const topomap_i_sink *k, topomap_i_chunk *r,
-                              topomap_scan_info *info)
+/* What every chunk's pass 2 found, merged: the first fault in text order wins. */
+static int topomap_i_merge(const topomap_scan *s, const topomap_i_sink *k, const topomap_i_chunk *r,
+                           topomap_scan_info *info)
 {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(topomap_i_threads(s->nchunks))
-    for (int c = 0; c < s->nchunks; c++) topomap_i_scan_chunk(s, c, k, &r[c]);
     memset(info, 0, sizeof *info);
     info->bad_offset = -1;
     info->min_width = INT64_MAX;
@@ -546,6 +544,27 @@ static int topomap_i_scan_all(const topomap_scan *s, const topomap_i_sink *k, to
     }
     if (!info->filled_lines) info->min_width = 0;
     return TOPOMAP_OK;
+}
+
+/* Run pass 2 on every chunk and merge. */
+static int topomap_i_scan_all(const topomap_scan *s, const topomap_i_sink *k, topomap_i_chunk *r,
+                              topomap_scan_info *info)
+{
+#pragma omp parallel for schedule(dynamic, 1) num_threads(topomap_i_threads(s->nchunks))
+    for (int c = 0; c < s->nchunks; c++) topomap_i_scan_chunk(s, c, k, &r[c]);
+    return topomap_i_merge(s, k, r, info);
+}
+
+/* A sink and its chunks' results, for pass 2 run by topomap_i_scan_text. */
+typedef struct {
+    const topomap_i_sink *k;
+    topomap_i_chunk *r;
+} topomap_i_job;
+
+static void topomap_i_convert_chunk(const topomap_scan *s, int c, void *ctx)
+{
+    const topomap_i_job *job = ctx;
+    topomap_i_scan_chunk(s, c, job->k, &job->r[c]);
 }
 
 int topomap_scan_numbers(const topomap_scan *s, int integer, void *values, int64_t *line_counts,
@@ -591,6 +610,31 @@ int topomap_scan_table(const topomap_scan *s, int width, const char *types, void
                         .rows = s->tokens[s->nchunks] / width};
     int rc = topomap_i_scan_all(s, &k, r, info);
     if (!rc) *rows = k.rows;
+    return rc;
+}
+
+int64_t topomap_scan_table_capacity(int64_t len, int width)
+{
+    return width < 1 ? 0 : (len + 1) / (2 * (int64_t)width);
+}
+
+int topomap_scan_table_text(topomap_scan *s, const char *buf, int64_t len, int commas, int comment,
+                            int whole_line_comments, int nchunks, int max_simd, int width, const char *types,
+                            void *const *columns, int64_t capacity, int64_t *rows, topomap_scan_info *info)
+{
+    topomap_i_chunk r[TOPOMAP_SCAN_MAX_CHUNKS];
+    *rows = 0;
+    if (width < 1) return topomap_i_fail(TOPOMAP_EINVAL, "table width %d must be at least 1", width);
+    if (capacity < topomap_scan_table_capacity(len, width))
+        return topomap_i_fail(TOPOMAP_EINVAL, "columns of %lld rows may not hold a table of %lld bytes",
+                              (long long)capacity, (long long)len);
+    topomap_i_sink k = {.mode = TOPOMAP_I_MODE_TABLE, .width = width, .types = types, .columns = columns,
+                        .rows = capacity};
+    topomap_i_job job = {&k, r};
+    topomap_i_scan_text(s, buf, len, commas, comment, whole_line_comments, nchunks, max_simd, topomap_i_convert_chunk,
+                        &job);
+    int rc = topomap_i_merge(s, &k, r, info);
+    if (!rc) *rows = s->tokens[s->nchunks] / width;
     return rc;
 }
 

@@ -114,4 +114,13 @@ const unsigned char *topomap_i_comment_line(const topomap_scan *s, const unsigne
 /* Threads for a parallel loop over `nchunks` chunks. */
 int topomap_i_threads(int nchunks);
 
+/* Pass 2 of one chunk, run by topomap_i_scan_text as soon as the chunk can be converted. */
+typedef void (*topomap_i_convert)(const topomap_scan *s, int c, void *ctx);
+
+/* topomap_scan_init; with `convert` (else NULL), each chunk is then converted by
+   convert(s, chunk, ctx) as soon as it and every chunk before it are counted, while later
+   chunks are still being read. */
+void topomap_i_scan_text(topomap_scan *s, const char *buf, int64_t len, int commas, int comment,
+                         int whole_line_comments, int nchunks, int max_simd, topomap_i_convert convert, void *ctx);
+
 #endif

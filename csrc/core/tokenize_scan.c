@@ -154,8 +154,11 @@ int topomap_i_threads(int nchunks)
     return t < nchunks ? t : nchunks;
 }
 
-void topomap_scan_init(topomap_scan *s, const char *buf, int64_t len, int commas, int comment,
-                       int whole_line_comments, int nchunks, int max_simd)
+/* Everything of topomap_scan_init before the text is split: byte classes, vector
+   instructions, the number of chunks (returned) and whether a last line without '\n' counts
+   (its bytes are the text's last ones: reading them first costs one page). */
+static int topomap_i_setup(topomap_scan *s, const char *buf, int64_t len, int commas, int comment,
+                           int whole_line_comments, int nchunks, int max_simd)
 {
     const unsigned char *base = (const unsigned char *)buf;
     memset(s, 0, sizeof *s);
@@ -190,47 +193,6 @@ void topomap_scan_init(topomap_scan *s, const char *buf, int64_t len, int commas
     }
     if (nchunks < 1) nchunks = 1;
     if (nchunks > TOPOMAP_SCAN_MAX_CHUNKS) nchunks = TOPOMAP_SCAN_MAX_CHUNKS;
-    unsigned char comma = commas ? ',' : ' ';
-    int64_t counts[TOPOMAP_SCAN_MAX_CHUNKS][2] = {{0}}; /* an empty text has no chunk to count */
-    /* one thread reads the text in order, ends each chunk just after a newline (empty chunks
-       are dropped) and hands it to the others to count while it reads the next */
-#pragma omp parallel num_threads(topomap_i_threads(nchunks))
-#pragma omp single
-    {
-        int k = 0;
-        for (int c = 1; c <= nchunks; c++) {
-            int64_t pos = c < nchunks ? len / nchunks * c : len, at = len;
-            if (pos <= s->start[k]) continue;
-            topomap_i_populate(base + s->start[k], base + pos);
-            if (c < nchunks) {
-                const unsigned char *nl = memchr(base + pos - 1, '\n', (size_t)(len - pos + 1));
-                at = nl ? (int64_t)(nl - base) + 1 : len;
-                if (at <= s->start[k]) continue;
-            }
-            const unsigned char *p = base + s->start[k], *end = base + at;
-            if (at < len) s->start[++k] = at;
-            int chunk = at < len ? k - 1 : k;
-#pragma omp task firstprivate(chunk, p, end)
-            {
-                s->has_comment[chunk] = s->comment >= 0 && memchr(p, s->comment, (size_t)(end - p)) != NULL;
-                if (s->has_comment[chunk])
-                    topomap_i_count_comments(s, p, end, &counts[chunk][0], &counts[chunk][1]);
-#ifdef TOPOMAP_I_AVX2
-                else if (s->simd == TOPOMAP_SCAN_SIMD_AVX2)
-                    topomap_i_count_plain_avx2(p, end - p, comma, &counts[chunk][0], &counts[chunk][1]);
-#endif
-                else
-                    topomap_i_count_plain(p, end - p, comma, s->simd, &counts[chunk][0], &counts[chunk][1]);
-            }
-            if (at == len) break;
-        }
-        s->nchunks = k + 1;
-        s->start[s->nchunks] = len;
-    }
-    for (int c = 0; c < s->nchunks; c++) {
-        s->tokens[c + 1] = s->tokens[c] + counts[c][0];
-        s->lines[c + 1] = s->lines[c] + counts[c][1];
-    }
     if (len > 0 && base[len - 1] != '\n') {
         int64_t ls = len - 1;
         while (ls > 0 && base[ls - 1] != '\n') ls--;
@@ -242,5 +204,103 @@ void topomap_scan_init(topomap_scan *s, const char *buf, int64_t len, int commas
         else
             s->last_line = *q != (unsigned char)s->comment;
     }
-    s->lines[s->nchunks] += s->last_line;
+    return nchunks;
+}
+
+/* Count the tokens and lines of chunk [p, end), noting whether it holds comment markers. */
+static void topomap_i_count_chunk(topomap_scan *s, int chunk, const unsigned char *p, const unsigned char *end,
+                                  int64_t *tokens, int64_t *newlines)
+{
+    unsigned char comma = s->cls[','] == TOPOMAP_I_BLANK ? ',' : ' ';
+    s->has_comment[chunk] = s->comment >= 0 && memchr(p, s->comment, (size_t)(end - p)) != NULL;
+    if (s->has_comment[chunk])
+        topomap_i_count_comments(s, p, end, tokens, newlines);
+#ifdef TOPOMAP_I_AVX2
+    else if (s->simd == TOPOMAP_SCAN_SIMD_AVX2)
+        topomap_i_count_plain_avx2(p, end - p, comma, tokens, newlines);
+#endif
+    else
+        topomap_i_count_plain(p, end - p, comma, s->simd, tokens, newlines);
+}
+
+/* The tokens and lines before chunk + 1, from those before chunk and its counts. */
+static void topomap_i_prefix(topomap_scan *s, int chunk, const int64_t counts[2])
+{
+    s->tokens[chunk + 1] = s->tokens[chunk] + counts[0];
+    s->lines[chunk + 1] = s->lines[chunk] + counts[1] + (s->start[chunk + 1] == s->len ? s->last_line : 0);
+}
+
+/* Split the text into at most `nchunks` chunks of whole lines and count them: one thread
+   reads the text in order, ends each chunk just after a newline (empty chunks are dropped)
+   and hands it to the others to count while it reads the next.  With `convert`, each chunk
+   is also handed to convert(s, chunk, ctx) as soon as it and every chunk before it are
+   counted, while the reading thread goes on: one more thread then runs, as that one mostly
+   waits for the storage. */
+static void topomap_i_split(topomap_scan *s, int nchunks, topomap_i_convert convert, void *ctx)
+{
+    const unsigned char *base = (const unsigned char *)s->buf;
+    const int64_t len = s->len;
+    int64_t counts[TOPOMAP_SCAN_MAX_CHUNKS][2] = {{0}};
+    char counted[TOPOMAP_SCAN_MAX_CHUNKS] = {0};
+    int threads = topomap_i_threads(nchunks), front = 0; /* chunks before `front` are handed to convert */
+    if (convert && threads > 1) threads++;
+    int k = 0; /* chunks made */
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+    {
+        for (int c = 1; c <= nchunks; c++) {
+            int64_t pos = c < nchunks ? len / nchunks * c : len, at = len;
+            if (pos <= s->start[k]) continue;
+            topomap_i_populate(base + s->start[k], base + pos);
+            if (c < nchunks) {
+                const unsigned char *nl = memchr(base + pos - 1, '\n', (size_t)(len - pos + 1));
+                at = nl ? (int64_t)(nl - base) + 1 : len;
+                if (at <= s->start[k]) continue;
+            }
+            const unsigned char *p = base + s->start[k], *end = base + at;
+            int chunk = k++;
+            s->start[k] = at;
+#pragma omp task firstprivate(chunk, p, end)
+            {
+                topomap_i_count_chunk(s, chunk, p, end, &counts[chunk][0], &counts[chunk][1]);
+                if (convert) {
+                    /* the first counting task to find the chunks before it counted hands them
+                       on in order (task dependences would do, but leak in gcc 12's libgomp) */
+                    int from, to;
+#pragma omp critical(topomap_i_front)
+                    {
+                        counted[chunk] = 1;
+                        for (from = front; front < TOPOMAP_SCAN_MAX_CHUNKS && counted[front]; front++)
+                            topomap_i_prefix(s, front, counts[front]);
+                        to = front;
+                    }
+                    for (int ready = from; ready < to; ready++) {
+#pragma omp task firstprivate(ready)
+                        convert(s, ready, ctx);
+                    }
+                }
+            }
+            if (at == len) break;
+        }
+        if (k == 0) { /* an empty text: one empty chunk */
+            s->start[++k] = len;
+            if (convert) convert(s, 0, ctx);
+        }
+    }
+    s->nchunks = k;
+    if (!convert)
+        for (int c = 0; c < k; c++) topomap_i_prefix(s, c, counts[c]);
+}
+
+void topomap_i_scan_text(topomap_scan *s, const char *buf, int64_t len, int commas, int comment,
+                         int whole_line_comments, int nchunks, int max_simd, topomap_i_convert convert, void *ctx)
+{
+    topomap_i_split(s, topomap_i_setup(s, buf, len, commas, comment, whole_line_comments, nchunks, max_simd),
+                    convert, ctx);
+}
+
+void topomap_scan_init(topomap_scan *s, const char *buf, int64_t len, int commas, int comment,
+                       int whole_line_comments, int nchunks, int max_simd)
+{
+    topomap_i_scan_text(s, buf, len, commas, comment, whole_line_comments, nchunks, max_simd, NULL, NULL);
 }

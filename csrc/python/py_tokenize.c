@@ -98,6 +98,21 @@ cleanup:
     return res;
 }
 
+/* Columns of `rows` rows of the types' dtypes into cols (new references) and data; -1 with
+   an exception (cols released) when one cannot be had. */
+static int pytopomap_table_columns(const char *types, int width, npy_intp rows, PyArrayObject **cols, void **data)
+{
+    for (int j = 0; j < width; j++) {
+        int type = types[j] == 'i' ? NPY_INT64 : types[j] == 'n' ? NPY_INT32 : NPY_FLOAT64;
+        if (!(cols[j] = (PyArrayObject *)PyArray_SimpleNew(1, &rows, type))) {
+            for (int i = 0; i < j; i++) Py_CLEAR(cols[i]);
+            return -1;
+        }
+        data[j] = PyArray_DATA(cols[j]);
+    }
+    return 0;
+}
+
 /* scan_table(data, types, commas, comment=-1, whole_line=False, chunks=0)
    -> [column arrays] | None when the text is not a table of len(types) numbers per line
    of those types ('i' int64, 'n' int32 in [0, 2^31), 'f' float64, 'd' float64 of an integer). */
@@ -124,23 +139,44 @@ PyObject *pytopomap_scan_table(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_Format(PyExc_ValueError, "column types '%s' must be 1 to 16 of i, n, f, d", types);
         goto cleanup;
     }
-    if (pytopomap_scan_start(&view, commas, comment, whole_line, chunks, s)) goto cleanup;
-    npy_intp rows = (npy_intp)(s->tokens[s->nchunks] / width);
-    for (int j = 0; j < width; j++) {
-        int type = types[j] == 'i' ? NPY_INT64 : types[j] == 'n' ? NPY_INT32 : NPY_FLOAT64;
-        if (!(cols[j] = (PyArrayObject *)PyArray_SimpleNew(1, &rows, type))) goto cleanup;
-        data[j] = PyArray_DATA(cols[j]);
+    int limit;
+    if (!PyBuffer_IsContiguous(&view, 'C')) {
+        PyErr_SetString(PyExc_TypeError, "the text must be a contiguous buffer");
+        goto cleanup;
+    }
+    if (pytopomap_simd_limit(&limit)) goto cleanup;
+    /* columns of room for the most rows the text could hold: both passes then run at once,
+       and the pages never written are never touched (the columns shrink in place after);
+       where that much address space is refused (strict overcommit), the two passes run one
+       after the other into columns of the exact size */
+    npy_intp room = (npy_intp)topomap_scan_table_capacity((int64_t)view.len, width);
+    int piped = pytopomap_table_columns(types, width, room, cols, data) == 0;
+    if (!piped) {
+        PyErr_Clear();
+        if (pytopomap_scan_start(&view, commas, comment, whole_line, chunks, s)) goto cleanup;
+        if (pytopomap_table_columns(types, width, (npy_intp)(s->tokens[s->nchunks] / width), cols, data)) goto cleanup;
     }
     topomap_scan_info info;
     int64_t got;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = topomap_scan_table(s, width, types, data, &got, &info);
+    if (piped)
+        rc = topomap_scan_table_text(s, view.buf, (int64_t)view.len, commas, comment, whole_line, chunks, limit, width,
+                                     types, data, (int64_t)room, &got, &info);
+    else
+        rc = topomap_scan_table(s, width, types, data, &got, &info);
     Py_END_ALLOW_THREADS
     if (rc) {
         res = Py_None;
         Py_INCREF(res);
         goto cleanup;
+    }
+    npy_intp rows = (npy_intp)got;
+    PyArray_Dims dims = {&rows, 1};
+    for (int j = 0; j < width; j++) {
+        PyObject *none = PyArray_Resize(cols[j], &dims, 0, NPY_CORDER);
+        if (!none) goto cleanup;
+        Py_DECREF(none);
     }
     if (!(res = PyList_New(width))) goto cleanup;
     for (int j = 0; j < width; j++) {

@@ -3,6 +3,7 @@
    non-zero entries, and results independent of the number of chunks. */
 #include <math.h>
 #include <stdint.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -497,6 +498,62 @@ static void test_dumpi_files(void)
     remove(names[1]);
 }
 
+/* Both passes in one call (topomap_scan_table_text, chunks converted while later ones are
+   read) give what the two passes give one after the other: the same result code, rows,
+   columns, counts and first fault, for every chunk and thread count, on tables with blank
+   lines, comments, a last line without '\n', bad lines anywhere, and empty texts. */
+static void test_table_text_agrees(void)
+{
+    enum { ROOM = 1 << 16, ROWS = ROOM / 4 };
+    char *text = malloc(ROOM);
+    int32_t *a1 = malloc(ROWS * 4), *b1 = malloc(ROWS * 4), *a2 = malloc(ROWS * 4), *b2 = malloc(ROWS * 4);
+    double *w1 = malloc(ROWS * 8), *w2 = malloc(ROWS * 8);
+    void *c1[3] = {a1, b1, w1}, *c2[3] = {a2, b2, w2};
+    for (int variant = 0; variant < 12; variant++) {
+        size_t len = 0;
+        uint64_t x = 99 + (uint64_t)variant;
+        int lines = variant == 0 ? 0 : 40 * variant * variant;
+        for (int l = 0; l < lines && len < ROOM - 64; l++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            if (variant % 3 == 1 && (x >> 40) % 9 == 0)
+                len += (size_t)snprintf(text + len, ROOM - len, (x >> 30) % 2 ? "# note %d\n" : "\n", l);
+            else
+                len += (size_t)snprintf(text + len, ROOM - len, (x >> 45) % 5 ? "%d,%d,%llu\n" : "%d %d %llu.5 # c\n",
+                                        l % 1000, (int)((x >> 33) % 50000), (unsigned long long)(x >> 44));
+        }
+        if (variant % 4 == 3 && len) len--;                   /* no '\n' at the end */
+        if (variant % 5 == 4 && len > 40) text[len * 2 / 3] = 'z'; /* a bad line */
+        if (variant == 11) len = (size_t)snprintf(text, ROOM, "# only a comment");
+        for (int chunks = 1; chunks <= 9; chunks += 2)
+            for (int threads = 1; threads <= 3; threads++) {
+                omp_set_num_threads(threads);
+                topomap_scan s1, s2;
+                topomap_scan_info i1, i2;
+                int64_t r1 = -1, r2 = -1;
+                topomap_scan_init(&s1, text, (int64_t)len, 1, '#', 0, chunks, TOPOMAP_SCAN_SIMD_AVX2);
+                int rc1 = topomap_scan_table(&s1, 3, "nnf", c1, &r1, &i1);
+                int64_t room = topomap_scan_table_capacity((int64_t)len, 3);
+                CHECK(room >= s1.tokens[s1.nchunks] / 3 && room <= ROWS);
+                int rc2 = topomap_scan_table_text(&s2, text, (int64_t)len, 1, '#', 0, chunks, TOPOMAP_SCAN_SIMD_AVX2, 3,
+                                                  "nnf", c2, room, &r2, &i2);
+                CHECK(rc1 == rc2 && r1 == r2 && i1.bad_offset == i2.bad_offset);
+                CHECK(s1.nchunks == s2.nchunks && !memcmp(s1.tokens, s2.tokens, sizeof s1.tokens) &&
+                      !memcmp(s1.lines, s2.lines, sizeof s1.lines) && !memcmp(s1.start, s2.start, sizeof s1.start));
+                CHECK(i1.filled_lines == i2.filled_lines && i1.min_width == i2.min_width &&
+                      i1.max_width == i2.max_width && i1.comment_lines == i2.comment_lines);
+                if (!rc1)
+                    CHECK(!memcmp(a1, a2, (size_t)r1 * 4) && !memcmp(b1, b2, (size_t)r1 * 4) &&
+                          !memcmp(w1, w2, (size_t)r1 * 8));
+                CHECK((variant % 5 == 4 && len > 40) == (rc1 != 0)); /* the text is a table but where it was broken */
+                if (variant == 11) CHECK(!rc1 && r1 == 0 && s1.lines[s1.nchunks] == 0);
+                CHECK(topomap_scan_table_text(&s2, text, (int64_t)len, 1, '#', 0, chunks, TOPOMAP_SCAN_SIMD_AVX2, 3,
+                                              "nnf", c2, room - 1, &r2, &i2) == TOPOMAP_EINVAL);
+            }
+    }
+    omp_set_num_threads(2);
+    free(text), free(a1), free(b1), free(a2), free(b2), free(w1), free(w2);
+}
+
 int main(void)
 {
     test_integers_and_lines();
@@ -509,6 +566,7 @@ int main(void)
     test_nonzeros();
     test_chunks_agree();
     test_block_lane_agrees();
+    test_table_text_agrees();
     test_block_lane_faults();
     test_first_float_anywhere();
     test_monitoring_files();

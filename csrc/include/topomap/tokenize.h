@@ -17,8 +17,9 @@
  * A scan runs in two passes over chunks of whole lines, each pass one parallel
  * loop (OpenMP): topomap_scan_init counts tokens and lines per chunk, the caller
  * allocates exactly sized outputs, then topomap_scan_numbers or
- * topomap_scan_table converts every chunk into its own slice of them.  The
- * result does not depend on the number of chunks or threads.
+ * topomap_scan_table converts every chunk into its own slice of them
+ * (topomap_scan_table_text runs both passes at once, into columns of a bounded
+ * size).  The result does not depend on the number of chunks or threads.
  */
 #ifndef TOPOMAP_TOKENIZE_H
 #define TOPOMAP_TOKENIZE_H
@@ -90,6 +91,17 @@ int topomap_scan_numbers(const topomap_scan *s, int integer, void *values, int64
  * s->tokens[s->nchunks] / width entries. */
 int topomap_scan_table(const topomap_scan *s, int width, const char *types, void *const *columns,
                        int64_t *rows, topomap_scan_info *info);
+
+/* Both passes of a table in one call: topomap_scan_init's arguments, then topomap_scan_table's
+ * with columns of room for `capacity` rows, at least topomap_scan_table_capacity(len, width)
+ * (every row takes 2 * width bytes, but a last one without '\n').  Each chunk is converted as
+ * soon as it and the chunks before it are counted, while the text's later pages are still
+ * being read, so that a file not yet in the page cache is read and converted at once.  The
+ * rows, results and errors are topomap_scan_table's. */
+int64_t topomap_scan_table_capacity(int64_t len, int width);
+int topomap_scan_table_text(topomap_scan *s, const char *buf, int64_t len, int commas, int comment,
+                            int whole_line_comments, int nchunks, int max_simd, int width, const char *types,
+                            void *const *columns, int64_t capacity, int64_t *rows, topomap_scan_info *info);
 
 /* Adjacency lists, one row per line (METIS and Scotch graphs as they are written): line r of
  * the text is row r and holds `head` non-negative integers (vertex values, not kept), then
