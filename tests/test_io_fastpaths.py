@@ -493,28 +493,34 @@ def test_long_texts_tiers_agree(lines, inserts, integer, commas, chunks):
         assert str(slow).startswith(f"f:{bad_line}:")
 
 
-def test_table_without_room_for_the_bound_reads_in_two_passes(tmp_path):
-    """The table scanner first asks for columns of room for every row the text could hold;
-    where that address space is refused, it counts first and reads into exact columns."""
-    path = tmp_path / "padded.csv"
-    with open(path, "w") as fh:  # long lines: the bound is ~100 times the rows
-        fh.writelines(f"{i % 1000},{(i * 7) % 1000},{i}{' ' * 300}\n" for i in range(60_000))
+def test_scanners_without_room_for_the_bound_read_in_two_passes(tmp_path):
+    """The table and row scanners first ask for arrays of room for every entry the text could
+    hold; where that address space is refused, they count first and fill exact arrays."""
+    table, rows = tmp_path / "padded.csv", tmp_path / "padded.graph"
+    pad = " " * 300  # long lines: the bounds are ~100 times the entries
+    with open(table, "w") as fh:
+        fh.writelines(f"{i % 1000},{(i * 7) % 1000},{i}{pad}\n" for i in range(60_000))
+    with open(rows, "w") as fh:
+        fh.writelines(f"{(i + 1) % 60_000 + 1} {i % 9}{pad}\n" for i in range(60_000))
     code = """
 import re, resource, sys
 import numpy as np
 from topomap.io import _text
-data = _text.read_text(sys.argv[1])
-_text.parse_table(data[:4096], "nnf", commas=True)  # threads and arenas made before the limit
+table, rows = _text.read_text(sys.argv[1]), _text.read_text(sys.argv[2])
+_text.parse_table(table[:4096], "nnf", commas=True)  # threads and arenas made before the limit
 vm = int(re.search(r"VmSize:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024
-room = 8 * 60_000 * 2 + (32 << 20)  # the exact columns fit, the bound (~58 MB) does not
+room = 12 * 60_000 * 2 + (32 << 20)  # the exact arrays fit, the bounds (over 50 MB) do not
 resource.setrlimit(resource.RLIMIT_AS, (vm + room, resource.RLIM_INFINITY))
 try:
-    np.empty(len(data) // 6 * 2, np.float64)
+    np.empty(len(table) // 6 * 2, np.float64)
     print("bound fits")
 except MemoryError:
-    src, dst, w = _text.parse_table(data, "nnf", commas=True)
+    src, dst, w = _text.parse_table(table, "nnf", commas=True)
     print(len(src), int(src[-1]), int(dst[-1]), float(w.sum()))
+    row_ptr, q, w = _text.parse_rows(rows, 60_000, head=0, degree=False, step=2, weight_first=False, base=1)
+    print(int(row_ptr[-1]), int(q[0]), int(q[-1]), float(w.sum()))
 """
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True,
-                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
-    assert out.stdout.split() == ["60000", str(59_999 % 1000), str(59_999 * 7 % 1000), str(float(sum(range(60_000))))]
+    out = subprocess.run([sys.executable, "-c", code, str(table), str(rows)], capture_output=True, text=True,
+                         check=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert out.stdout.split() == ["60000", str(59_999 % 1000), str(59_999 * 7 % 1000), str(float(sum(range(60_000)))),
+                                  "60000", "1", "0", str(float(sum(i % 9 for i in range(60_000))))]

@@ -644,26 +644,79 @@ int64_t topomap_scan_row_entries(const topomap_scan *s, const topomap_rows_layou
     return layout->step < 1 || rest < 0 || rest % layout->step ? -1 : rest / layout->step;
 }
 
-int topomap_scan_rows(const topomap_scan *s, const topomap_rows_layout *layout, int64_t *row_ptr, int32_t *dst,
-                      double *weights, topomap_scan_info *info)
+/* The sink of adjacency lists, with row_ptr cleared (rows missing from the text stay empty);
+   0, or TOPOMAP_EINVAL for a layout no text can hold. */
+static int topomap_i_rows_sink(const topomap_rows_layout *layout, int64_t entries, int64_t *row_ptr, int32_t *dst,
+                               double *weights, topomap_i_sink *k)
 {
-    topomap_i_chunk r[TOPOMAP_SCAN_MAX_CHUNKS];
-    int64_t entries = topomap_scan_row_entries(s, layout);
-    if (entries < 0 || layout->n < 1 || (layout->step != 1 && layout->step != 2)) {
+    if (layout->n < 1 || (layout->step != 1 && layout->step != 2))
+        return topomap_i_fail(TOPOMAP_EINVAL, "rows of %d processes and %d numbers an entry", (int)layout->n,
+                              layout->step);
+    *k = (topomap_i_sink){.mode = TOPOMAP_I_MODE_ROWS, .layout = layout, .row_ptr = row_ptr, .entries = entries,
+                          .dst = dst, .weights = weights};
+    memset(row_ptr, 0, ((size_t)layout->n + 1) * sizeof *row_ptr);
+    return TOPOMAP_OK;
+}
+
+/* After pass 2 of adjacency lists: the text's counts fit the layout, no chunk found a fault,
+   there is a line for every row; then row_ptr from the rows' lengths. */
+static int topomap_i_rows_done(const topomap_scan *s, const topomap_rows_layout *layout, const topomap_i_sink *k,
+                               const topomap_i_chunk *r, int64_t *row_ptr, topomap_scan_info *info)
+{
+    if (topomap_scan_row_entries(s, layout) < 0) {
         memset(info, 0, sizeof *info);
         info->bad_offset = 0;
         return topomap_i_fail(TOPOMAP_EINVAL, "the text cannot hold %d rows of this layout", (int)layout->n);
     }
-    topomap_i_sink k = {.mode = TOPOMAP_I_MODE_ROWS, .layout = layout, .row_ptr = row_ptr, .entries = entries,
-                        .dst = dst, .weights = weights};
-    memset(row_ptr, 0, ((size_t)layout->n + 1) * sizeof *row_ptr); /* rows missing from the text stay empty */
-    int rc = topomap_i_scan_all(s, &k, r, info);
+    int rc = topomap_i_merge(s, k, r, info);
     if (rc) return rc;
     if (s->lines[s->nchunks] < layout->n)
         return topomap_i_fail(TOPOMAP_EINVAL, "%lld lines for %d rows", (long long)s->lines[s->nchunks],
                               (int)layout->n);
     for (int32_t i = 0; i < layout->n; i++) row_ptr[i + 1] += row_ptr[i];
     return TOPOMAP_OK;
+}
+
+int topomap_scan_rows(const topomap_scan *s, const topomap_rows_layout *layout, int64_t *row_ptr, int32_t *dst,
+                      double *weights, topomap_scan_info *info)
+{
+    topomap_i_chunk r[TOPOMAP_SCAN_MAX_CHUNKS];
+    topomap_i_sink k;
+    int64_t entries = topomap_scan_row_entries(s, layout);
+    if (entries < 0 || topomap_i_rows_sink(layout, entries, row_ptr, dst, weights, &k)) {
+        memset(info, 0, sizeof *info);
+        info->bad_offset = 0;
+        return topomap_i_fail(TOPOMAP_EINVAL, "the text cannot hold %d rows of this layout", (int)layout->n);
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(topomap_i_threads(s->nchunks))
+    for (int c = 0; c < s->nchunks; c++) topomap_i_scan_chunk(s, c, &k, &r[c]);
+    return topomap_i_rows_done(s, layout, &k, r, row_ptr, info);
+}
+
+int64_t topomap_scan_rows_capacity(int64_t len, const topomap_rows_layout *layout)
+{
+    return layout->step < 1 ? 0 : (len + 1) / (2 * (int64_t)layout->step);
+}
+
+int topomap_scan_rows_text(topomap_scan *s, const char *buf, int64_t len, int nchunks, int max_simd,
+                           const topomap_rows_layout *layout, int64_t *row_ptr, int32_t *dst, double *weights,
+                           int64_t capacity, int64_t *entries, topomap_scan_info *info)
+{
+    topomap_i_chunk r[TOPOMAP_SCAN_MAX_CHUNKS];
+    topomap_i_sink k;
+    *entries = 0;
+    memset(info, 0, sizeof *info);
+    info->bad_offset = 0;
+    if (capacity < topomap_scan_rows_capacity(len, layout))
+        return topomap_i_fail(TOPOMAP_EINVAL, "room for %lld entries may not hold the rows of %lld bytes",
+                              (long long)capacity, (long long)len);
+    int rc = topomap_i_rows_sink(layout, capacity, row_ptr, dst, weights, &k);
+    if (rc) return rc;
+    topomap_i_job job = {&k, r};
+    topomap_i_scan_text(s, buf, len, 0, -1, 0, nchunks, max_simd, topomap_i_convert_chunk, &job);
+    rc = topomap_i_rows_done(s, layout, &k, r, row_ptr, info);
+    if (!rc) *entries = topomap_scan_row_entries(s, layout);
+    return rc;
 }
 
 int topomap_scan_nonzeros(const topomap_scan *s, int64_t *line_counts, topomap_scan_entries *out,

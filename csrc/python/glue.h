@@ -24,6 +24,9 @@ PyObject *pytopomap_raise(int rc);
 /* A C-contiguous, aligned array of `type` from any array-like (new reference),
    checking it is 1-D of length `len` (len < 0: any). */
 PyArrayObject *pytopomap_array(PyObject *obj, int type, npy_intp len, const char *what);
+/* Shrink the arrays of `arrays` (NULL ones skipped; each owning its data) to their first `len`
+   entries, in place where the allocator can; -1 with an exception. */
+int pytopomap_shrink(PyArrayObject *const *arrays, int count, npy_intp len);
 /* Metrics struct -> dict. */
 PyObject *pytopomap_metrics_dict(const topomap_metrics *mt);
 /* Fill a pattern view from (indptr, indices, bytes); keeps new references in arrs[3]. */

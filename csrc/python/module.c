@@ -35,6 +35,18 @@ PyArrayObject *pytopomap_array(PyObject *obj, int type, npy_intp len, const char
     return a;
 }
 
+int pytopomap_shrink(PyArrayObject *const *arrays, int count, npy_intp len)
+{
+    PyArray_Dims dims = {&len, 1};
+    for (int i = 0; i < count; i++) {
+        if (!arrays[i]) continue;
+        PyObject *none = PyArray_Resize(arrays[i], &dims, 0, NPY_CORDER);
+        if (!none) return -1;
+        Py_DECREF(none);
+    }
+    return 0;
+}
+
 int pytopomap_pattern(PyObject *indptr, PyObject *indices, PyObject *bytes, topomap_pattern *p,
                       PyArrayObject *arrs[3])
 {

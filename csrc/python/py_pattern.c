@@ -98,17 +98,8 @@ PyObject *pytopomap_pattern_build(PyObject *self, PyObject *args)
         pytopomap_raise(rc);
         goto cleanup;
     }
-    if (out < nnz) {
-        npy_intp len = (npy_intp)out;
-        PyArray_Dims dims = {&len, 1};
-        PyArrayObject *arrs[3] = {oi, ob, om};
-        for (int i = 0; i < 3; i++) {
-            if (!arrs[i]) continue;
-            PyObject *none = PyArray_Resize(arrs[i], &dims, 0, NPY_CORDER);
-            if (!none) goto cleanup;
-            Py_DECREF(none);
-        }
-    }
+    PyArrayObject *outs[3] = {oi, ob, om};
+    if (out < nnz && pytopomap_shrink(outs, 3, (npy_intp)out)) goto cleanup;
     res = Py_BuildValue("(OOOOL)", indptr, oi, ob, om ? (PyObject *)om : Py_None, (long long)info.self_entries);
 cleanup:
     Py_XDECREF(src);

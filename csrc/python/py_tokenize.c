@@ -171,13 +171,7 @@ PyObject *pytopomap_scan_table(PyObject *self, PyObject *args, PyObject *kw)
         Py_INCREF(res);
         goto cleanup;
     }
-    npy_intp rows = (npy_intp)got;
-    PyArray_Dims dims = {&rows, 1};
-    for (int j = 0; j < width; j++) {
-        PyObject *none = PyArray_Resize(cols[j], &dims, 0, NPY_CORDER);
-        if (!none) goto cleanup;
-        Py_DECREF(none);
-    }
+    if (piped && pytopomap_shrink(cols, width, (npy_intp)got)) goto cleanup;
     if (!(res = PyList_New(width))) goto cleanup;
     for (int j = 0; j < width; j++) {
         PyList_SET_ITEM(res, j, (PyObject *)cols[j]);
@@ -428,24 +422,47 @@ PyObject *pytopomap_scan_rows(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "scan_rows: n, head, degree or step out of range");
         goto cleanup;
     }
-    if (pytopomap_scan_start(&view, 0, -1, 0, chunks, s)) goto cleanup;
     topomap_rows_layout layout = {(int32_t)n, head, degree, step, weight_first, base};
-    int64_t entries = topomap_scan_row_entries(s, &layout);
-    if (entries < 0) {
-        res = Py_None;
-        Py_INCREF(res);
+    int limit;
+    if (!PyBuffer_IsContiguous(&view, 'C')) {
+        PyErr_SetString(PyExc_TypeError, "the text must be a contiguous buffer");
         goto cleanup;
     }
-    npy_intp np1 = n + 1, ne = (npy_intp)entries;
-    row_ptr = (PyArrayObject *)PyArray_SimpleNew(1, &np1, NPY_INT64);
+    if (pytopomap_simd_limit(&limit)) goto cleanup;
+    npy_intp np1 = n + 1, ne = (npy_intp)topomap_scan_rows_capacity((int64_t)view.len, &layout);
+    if (!(row_ptr = (PyArrayObject *)PyArray_SimpleNew(1, &np1, NPY_INT64))) goto cleanup;
+    /* room for the most entries the text could hold, as scan_table does; the two passes one
+       after the other where that address space is refused */
     dst = (PyArrayObject *)PyArray_SimpleNew(1, &ne, NPY_INT32);
-    weights = (PyArrayObject *)PyArray_SimpleNew(1, &ne, NPY_FLOAT64);
-    if (!row_ptr || !dst || !weights) goto cleanup;
+    weights = dst ? (PyArrayObject *)PyArray_SimpleNew(1, &ne, NPY_FLOAT64) : NULL;
+    int piped = weights != NULL;
+    if (!piped) {
+        PyErr_Clear();
+        Py_CLEAR(dst);
+        if (pytopomap_scan_start(&view, 0, -1, 0, chunks, s)) goto cleanup;
+        int64_t entries = topomap_scan_row_entries(s, &layout);
+        if (entries < 0) {
+            res = Py_None;
+            Py_INCREF(res);
+            goto cleanup;
+        }
+        ne = (npy_intp)entries;
+        dst = (PyArrayObject *)PyArray_SimpleNew(1, &ne, NPY_INT32);
+        weights = (PyArrayObject *)PyArray_SimpleNew(1, &ne, NPY_FLOAT64);
+        if (!dst || !weights) goto cleanup;
+    }
     topomap_scan_info info;
+    int64_t got = ne;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = topomap_scan_rows(s, &layout, PyArray_DATA(row_ptr), PyArray_DATA(dst), PyArray_DATA(weights), &info);
+    if (piped)
+        rc = topomap_scan_rows_text(s, view.buf, (int64_t)view.len, chunks, limit, &layout, PyArray_DATA(row_ptr),
+                                    PyArray_DATA(dst), PyArray_DATA(weights), (int64_t)ne, &got, &info);
+    else
+        rc = topomap_scan_rows(s, &layout, PyArray_DATA(row_ptr), PyArray_DATA(dst), PyArray_DATA(weights), &info);
     Py_END_ALLOW_THREADS
+    PyArrayObject *entries[2] = {dst, weights};
+    if (!rc && piped && pytopomap_shrink(entries, 2, (npy_intp)got)) goto cleanup;
     if (rc == TOPOMAP_EINVAL || rc == TOPOMAP_ENOTSUP) {
         res = Py_None;
         Py_INCREF(res);

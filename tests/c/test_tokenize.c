@@ -554,6 +554,67 @@ static void test_table_text_agrees(void)
     free(text), free(a1), free(b1), free(a2), free(b2), free(w1), free(w2);
 }
 
+/* Adjacency lists read in one call (topomap_scan_rows_text) equal the two passes, for METIS-
+   and Scotch-like layouts, with missing and extra lines, a bad entry, and texts whose counts
+   cannot fit the layout (where rows are missing, the two may name different faults). */
+static void test_rows_text_agrees(void)
+{
+    enum { ROOM = 1 << 16, N = 300 };
+    char *text = malloc(ROOM);
+    int32_t *d1 = malloc(ROOM * 4), *d2 = malloc(ROOM * 4);
+    double *w1 = malloc(ROOM * 8), *w2 = malloc(ROOM * 8);
+    int64_t rp1[N + 1], rp2[N + 1];
+    const topomap_rows_layout layouts[2] = {{N, 0, 0, 2, 0, 1}, {N, 1, 1, 2, 1, 0}};
+    for (int variant = 0; variant < 10; variant++)
+        for (int li = 0; li < 2; li++) {
+            const topomap_rows_layout *lay = &layouts[li];
+            size_t len = 0;
+            uint64_t x = 5 + (uint64_t)variant;
+            int rows = variant == 1 ? N - 3 : N; /* too few lines */
+            for (int i = 0; i < rows && len < ROOM - 200; i++) {
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+                int deg = (int)((x >> 33) % 6);
+                if (lay->head) len += (size_t)snprintf(text + len, ROOM - len, "%d ", i % 7);
+                if (lay->degree) len += (size_t)snprintf(text + len, ROOM - len, "%d", deg);
+                for (int e = 0; e < deg; e++) {
+                    int q = (int)((i + 1 + (x >> (10 + e)) % (N - 1)) % N) + (int)lay->base;
+                    int w = (int)((x >> (20 + e)) % 1000);
+                    len += (size_t)snprintf(text + len, ROOM - len, lay->weight_first ? " %d %d" : " %d %d",
+                                            lay->weight_first ? w : q, lay->weight_first ? q : w);
+                }
+                text[len++] = '\n';
+            }
+            if (variant == 2) len += (size_t)snprintf(text + len, ROOM - len, "\n\n");   /* blank lines after */
+            if (variant == 3) len += (size_t)snprintf(text + len, ROOM - len, "7 8\n"); /* numbers after the rows */
+            if (variant == 4 && len > 20) text[len / 2] = 'x';
+            if (variant == 5 && len) len--; /* no '\n' at the end */
+            if (variant == 6) len += (size_t)snprintf(text + len, ROOM - len, "9\n"); /* an odd token count */
+            for (int chunks = 1; chunks <= 7; chunks += 3)
+                for (int threads = 1; threads <= 3; threads += 2) {
+                    omp_set_num_threads(threads);
+                    topomap_scan s1, s2;
+                    topomap_scan_info i1, i2;
+                    topomap_scan_init(&s1, text, (int64_t)len, 0, -1, 0, chunks, TOPOMAP_SCAN_SIMD_AVX2);
+                    int64_t want = topomap_scan_row_entries(&s1, lay), got = -1;
+                    int rc1 = topomap_scan_rows(&s1, lay, rp1, d1, w1, &i1);
+                    int64_t room = topomap_scan_rows_capacity((int64_t)len, lay);
+                    CHECK(room >= want && room <= ROOM);
+                    int rc2 = topomap_scan_rows_text(&s2, text, (int64_t)len, chunks, TOPOMAP_SCAN_SIMD_AVX2, lay, rp2,
+                                                     d2, w2, room, &got, &i2);
+                    CHECK(rc1 == rc2 && (variant == 1 || i1.bad_offset == i2.bad_offset));
+                    if (variant != 5) /* a last empty row without '\n' is no line */
+                        CHECK((rc1 == 0) == (variant == 0 || variant == 2 || variant > 6));
+                    if (!rc1)
+                        CHECK(got == want && rp1[N] == want && !memcmp(rp1, rp2, sizeof rp1) &&
+                              !memcmp(d1, d2, (size_t)want * 4) && !memcmp(w1, w2, (size_t)want * 8));
+                    CHECK(topomap_scan_rows_text(&s2, text, (int64_t)len, chunks, TOPOMAP_SCAN_SIMD_AVX2, lay, rp2, d2,
+                                                 w2, room - 1, &got, &i2) == TOPOMAP_EINVAL);
+                }
+        }
+    omp_set_num_threads(2);
+    free(text), free(d1), free(d2), free(w1), free(w2);
+}
+
 int main(void)
 {
     test_integers_and_lines();
@@ -567,6 +628,7 @@ int main(void)
     test_chunks_agree();
     test_block_lane_agrees();
     test_table_text_agrees();
+    test_rows_text_agrees();
     test_block_lane_faults();
     test_first_float_anywhere();
     test_monitoring_files();

@@ -124,6 +124,16 @@ int64_t topomap_scan_row_entries(const topomap_scan *s, const topomap_rows_layou
 int topomap_scan_rows(const topomap_scan *s, const topomap_rows_layout *layout, int64_t *row_ptr, int32_t *dst,
                       double *weights, topomap_scan_info *info);
 
+/* Both passes of adjacency lists in one call (comments and commas are not part of their
+ * grammar), as topomap_scan_table_text is for tables: dst and weights of room for `capacity`
+ * entries, at least topomap_scan_rows_capacity(len, layout); *entries receives how many the
+ * text holds.  Results are topomap_scan_rows's, and so are errors, but for texts with fewer
+ * lines than rows: both refuse them, the fault they name may differ. */
+int64_t topomap_scan_rows_capacity(int64_t len, const topomap_rows_layout *layout);
+int topomap_scan_rows_text(topomap_scan *s, const char *buf, int64_t len, int nchunks, int max_simd,
+                           const topomap_rows_layout *layout, int64_t *row_ptr, int32_t *dst, double *weights,
+                           int64_t capacity, int64_t *entries, topomap_scan_info *info);
+
 /* Entries found by topomap_scan_nonzeros: value[i] is number col[i] of line line[i]. */
 typedef struct {
     int64_t count;
