@@ -328,7 +328,8 @@ def print_summary(rows: list[dict], before: "str | None") -> None:
           f"  others cold (MB/s, topomap/other time)")
     for r in rows:
         was = earlier.get(r["format"])
-        others = [k[:-len("_cold_MBps")] for k in r if k.endswith("_cold_MBps") and k not in ("read_cold_MBps", "cat_cold_MBps")]
+        others = [k[:-len("_cold_MBps")] for k in r
+                  if k.endswith("_cold_MBps") and k not in ("read_cold_MBps", "cat_cold_MBps")]
         print(f"{r['format']:<13}{r['read_MBps']:>10.0f}{'' if was is None else f'{was:.0f}':>8}"
               f"{r['read_cold_MBps']:>10.0f}{r['cat_cold_MBps']:>9.0f}{r['device_MBps']:>9.0f}"
               f"{r['x_cat_cold']:>14.2f}{r['x_device']:>12.2f}{r['threads_speedup_cold']:>11.2f}"

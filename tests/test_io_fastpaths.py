@@ -494,19 +494,22 @@ def test_long_texts_tiers_agree(lines, inserts, integer, commas, chunks):
 
 
 def test_scanners_without_room_for_the_bound_read_in_two_passes(tmp_path):
-    """The table and row scanners first ask for arrays of room for every entry the text could
-    hold; where that address space is refused, they count first and fill exact arrays."""
-    table, rows = tmp_path / "padded.csv", tmp_path / "padded.graph"
+    """The table, row and non-zero scanners first ask for arrays of room for every entry (line)
+    the text could hold; where that address space is refused, they count first and fill exact
+    arrays."""
+    table, rows, matrix = tmp_path / "padded.csv", tmp_path / "padded.graph", tmp_path / "wide.mat"
     pad = " " * 300  # long lines: the bounds are ~100 times the entries
     with open(table, "w") as fh:
         fh.writelines(f"{i % 1000},{(i * 7) % 1000},{i}{pad}\n" for i in range(60_000))
     with open(rows, "w") as fh:
         fh.writelines(f"{(i + 1) % 60_000 + 1} {i % 9}{pad}\n" for i in range(60_000))
+    with open(matrix, "w") as fh:  # few long lines: the bound on lines is ~2000 times theirs
+        fh.writelines(" ".join(["0"] * (i % 1000) + ["3"] + ["0"] * (999 - i % 1000)) + "\n" for i in range(5000))
     code = """
 import re, resource, sys
 import numpy as np
 from topomap.io import _text
-table, rows = _text.read_text(sys.argv[1]), _text.read_text(sys.argv[2])
+table, rows, matrix = (_text.read_text(path) for path in sys.argv[1:4])
 _text.parse_table(table[:4096], "nnf", commas=True)  # threads and arenas made before the limit
 vm = int(re.search(r"VmSize:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024
 room = 12 * 60_000 * 2 + (32 << 20)  # the exact arrays fit, the bounds (over 50 MB) do not
@@ -519,8 +522,11 @@ except MemoryError:
     print(len(src), int(src[-1]), int(dst[-1]), float(w.sum()))
     row_ptr, q, w = _text.parse_rows(rows, 60_000, head=0, degree=False, step=2, weight_first=False, base=1)
     print(int(row_ptr[-1]), int(q[0]), int(q[-1]), float(w.sum()))
+    line, col, value, counts = _text.parse_nonzeros(matrix)
+    print(len(line), int(col[-1]), float(value.sum()), len(counts), int(counts.min()))
 """
-    out = subprocess.run([sys.executable, "-c", code, str(table), str(rows)], capture_output=True, text=True,
-                         check=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    out = subprocess.run([sys.executable, "-c", code, str(table), str(rows), str(matrix)], capture_output=True,
+                         text=True, check=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
     assert out.stdout.split() == ["60000", str(59_999 % 1000), str(59_999 * 7 % 1000), str(float(sum(range(60_000)))),
-                                  "60000", "1", "0", str(float(sum(i % 9 for i in range(60_000))))]
+                                  "60000", "1", "0", str(float(sum(i % 9 for i in range(60_000)))),
+                                  "5000", str(4999 % 1000), "15000.0", "5000", "1000"]

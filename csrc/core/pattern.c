@@ -368,8 +368,8 @@ static int topomap_i_canonical_range(int32_t r0, int32_t r1, const int64_t *rp, 
    then move down over what the rows before dropped.  Every row is read as on one thread, so
    the sums are the same doubles. */
 static int topomap_i_canonical_rows(int32_t n, const int64_t *rp, const int32_t *dst, const double *w,
-                                    const double *m, int scratch, int64_t *indptr, int32_t *indices, double *ow, double *om,
-                                    int64_t *nnz_out)
+                                    const double *m, int scratch, int64_t *indptr, int32_t *indices, double *ow,
+                                    double *om, int64_t *nnz_out)
 {
     int T = topomap_i_build_threads(rp[n]), rc = TOPOMAP_OK;
     int32_t first[65];

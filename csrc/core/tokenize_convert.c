@@ -719,13 +719,11 @@ int topomap_scan_rows_text(topomap_scan *s, const char *buf, int64_t len, int nc
     return rc;
 }
 
-int topomap_scan_nonzeros(const topomap_scan *s, int64_t *line_counts, topomap_scan_entries *out,
-                          topomap_scan_info *info)
+/* The non-zero entries every chunk found, gathered in text order into `out`; frees them. */
+static int topomap_i_nonzeros_done(const topomap_scan *s, const topomap_i_sink *k, topomap_i_chunk *r,
+                                   topomap_scan_entries *out, topomap_scan_info *info)
 {
-    topomap_i_chunk r[TOPOMAP_SCAN_MAX_CHUNKS];
-    topomap_i_sink k = {.mode = TOPOMAP_I_MODE_NONZERO, .counts = line_counts};
-    memset(out, 0, sizeof *out);
-    int rc = topomap_i_scan_all(s, &k, r, info);
+    int rc = topomap_i_merge(s, k, r, info);
     if (rc) goto cleanup;
     for (int c = 0; c < s->nchunks; c++) out->count += r[c].found.count;
     size_t room = (size_t)(out->count > 0 ? out->count : 1);
@@ -747,6 +745,38 @@ cleanup:
     for (int c = 0; c < s->nchunks; c++) topomap_scan_entries_free(&r[c].found);
     if (rc) topomap_scan_entries_free(out);
     return rc;
+}
+
+int topomap_scan_nonzeros(const topomap_scan *s, int64_t *line_counts, topomap_scan_entries *out,
+                          topomap_scan_info *info)
+{
+    topomap_i_chunk r[TOPOMAP_SCAN_MAX_CHUNKS];
+    topomap_i_sink k = {.mode = TOPOMAP_I_MODE_NONZERO, .counts = line_counts};
+    memset(out, 0, sizeof *out);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(topomap_i_threads(s->nchunks))
+    for (int c = 0; c < s->nchunks; c++) topomap_i_scan_chunk(s, c, &k, &r[c]);
+    return topomap_i_nonzeros_done(s, &k, r, out, info);
+}
+
+int64_t topomap_scan_lines_capacity(int64_t len) { return len + 1; }
+
+int topomap_scan_nonzeros_text(topomap_scan *s, const char *buf, int64_t len, int commas, int comment,
+                               int whole_line_comments, int nchunks, int max_simd, int64_t *line_counts,
+                               int64_t capacity, topomap_scan_entries *out, topomap_scan_info *info)
+{
+    topomap_i_chunk r[TOPOMAP_SCAN_MAX_CHUNKS];
+    memset(out, 0, sizeof *out);
+    if (line_counts && capacity < topomap_scan_lines_capacity(len)) {
+        memset(info, 0, sizeof *info);
+        info->bad_offset = -1;
+        return topomap_i_fail(TOPOMAP_EINVAL, "room for %lld line counts may not hold the lines of %lld bytes",
+                              (long long)capacity, (long long)len);
+    }
+    topomap_i_sink k = {.mode = TOPOMAP_I_MODE_NONZERO, .counts = line_counts};
+    topomap_i_job job = {&k, r};
+    topomap_i_scan_text(s, buf, len, commas, comment, whole_line_comments, nchunks, max_simd, topomap_i_convert_chunk,
+                        &job);
+    return topomap_i_nonzeros_done(s, &k, r, out, info);
 }
 
 void topomap_scan_entries_free(topomap_scan_entries *e)

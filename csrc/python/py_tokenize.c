@@ -212,14 +212,33 @@ PyObject *pytopomap_scan_nonzeros(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_NoMemory();
         goto cleanup;
     }
-    if (pytopomap_scan_start(&view, commas, comment, whole_line, chunks, s)) goto cleanup;
-    npy_intp nl = (npy_intp)s->lines[s->nchunks];
-    if (!(counts = (PyArrayObject *)PyArray_SimpleNew(1, &nl, NPY_INT64))) goto cleanup;
+    int limit;
+    if (!PyBuffer_IsContiguous(&view, 'C')) {
+        PyErr_SetString(PyExc_TypeError, "the text must be a contiguous buffer");
+        goto cleanup;
+    }
+    if (pytopomap_simd_limit(&limit)) goto cleanup;
+    /* line counts of room for every line the text could hold, as scan_table does; the two
+       passes one after the other where that address space is refused */
+    npy_intp nl = (npy_intp)topomap_scan_lines_capacity((int64_t)view.len);
+    counts = (PyArrayObject *)PyArray_SimpleNew(1, &nl, NPY_INT64);
+    int piped = counts != NULL;
+    if (!piped) {
+        PyErr_Clear();
+        if (pytopomap_scan_start(&view, commas, comment, whole_line, chunks, s)) goto cleanup;
+        nl = (npy_intp)s->lines[s->nchunks];
+        if (!(counts = (PyArrayObject *)PyArray_SimpleNew(1, &nl, NPY_INT64))) goto cleanup;
+    }
     topomap_scan_info info;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = topomap_scan_nonzeros(s, PyArray_DATA(counts), &found, &info);
+    if (piped)
+        rc = topomap_scan_nonzeros_text(s, view.buf, (int64_t)view.len, commas, comment, whole_line, chunks, limit,
+                                        PyArray_DATA(counts), (int64_t)nl, &found, &info);
+    else
+        rc = topomap_scan_nonzeros(s, PyArray_DATA(counts), &found, &info);
     Py_END_ALLOW_THREADS
+    if (!rc && piped && pytopomap_shrink(&counts, 1, (npy_intp)s->lines[s->nchunks])) goto cleanup;
     if (rc == TOPOMAP_EINVAL || rc == TOPOMAP_ENOTSUP) {
         res = Py_BuildValue("(OL)", rc == TOPOMAP_EINVAL ? Py_None : Py_False, (long long)info.bad_offset);
         goto cleanup;

@@ -615,6 +615,65 @@ static void test_rows_text_agrees(void)
     free(text), free(d1), free(d2), free(w1), free(w2);
 }
 
+/* Non-zero numbers read in one call (topomap_scan_nonzeros_text) equal the two passes: the
+   same entries, line counts, result code and first fault, for every chunk and thread count. */
+static void test_nonzeros_text_agrees(void)
+{
+    enum { ROOM = 1 << 15 };
+    char *text = malloc(ROOM);
+    int64_t *n1 = malloc(ROOM * 8), *n2 = malloc(ROOM * 8);
+    for (int variant = 0; variant < 6; variant++) {
+        size_t len = 0;
+        uint64_t x = 31 + (uint64_t)variant;
+        for (int l = 0; l < 40 * (variant + 1) && len < ROOM - 200; l++) {
+            for (int j = 0; j < 12; j++) {
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+                len += (size_t)snprintf(text + len, ROOM - len, (x >> 40) % 5 ? "0 " : "%llu.25,",
+                                        (unsigned long long)(x >> 50));
+            }
+            text[len++] = (x >> 30) % 11 ? '\n' : '#';
+            if (text[len - 1] == '#') len += (size_t)snprintf(text + len, ROOM - len, " note\n");
+        }
+        if (variant == 3) text[len / 2] = 'y';
+        if (variant == 4) len--;
+        if (variant == 5) len = 0;
+        for (int chunks = 1; chunks <= 8; chunks += 7)
+            for (int threads = 1; threads <= 3; threads += 2) {
+                omp_set_num_threads(threads);
+                topomap_scan s1, s2;
+                topomap_scan_info i1, i2;
+                topomap_scan_entries e1, e2;
+                topomap_scan_init(&s1, text, (int64_t)len, 1, '#', 0, chunks, TOPOMAP_SCAN_SIMD_AVX2);
+                int rc1 = topomap_scan_nonzeros(&s1, n1, &e1, &i1);
+                int64_t room = topomap_scan_lines_capacity((int64_t)len);
+                CHECK(room >= s1.lines[s1.nchunks] && room <= ROOM);
+                int rc2 = topomap_scan_nonzeros_text(&s2, text, (int64_t)len, 1, '#', 0, chunks, TOPOMAP_SCAN_SIMD_AVX2,
+                                                     n2, room, &e2, &i2);
+                CHECK(rc1 == rc2 && i1.bad_offset == i2.bad_offset && (rc1 != 0) == (variant == 3));
+                if (!rc1) {
+                    size_t bytes = (size_t)e1.count * 8;
+                    CHECK(e1.count == e2.count && (e1.count > 0) == (variant != 5));
+                    CHECK(!memcmp(e1.line, e2.line, bytes) && !memcmp(e1.col, e2.col, bytes) &&
+                          !memcmp(e1.value, e2.value, bytes));
+                    CHECK(s1.lines[s1.nchunks] == s2.lines[s2.nchunks] &&
+                          !memcmp(n1, n2, (size_t)s1.lines[s1.nchunks] * 8));
+                }
+                int64_t found = e1.count;
+                topomap_scan_entries_free(&e1);
+                topomap_scan_entries_free(&e2);
+                CHECK(topomap_scan_nonzeros_text(&s2, text, (int64_t)len, 1, '#', 0, chunks, TOPOMAP_SCAN_SIMD_AVX2, n2,
+                                                 room - 1, &e2, &i2) == TOPOMAP_EINVAL);
+                /* no line counts wanted */
+                rc2 = topomap_scan_nonzeros_text(&s2, text, (int64_t)len, 1, '#', 0, chunks, TOPOMAP_SCAN_SIMD_AVX2, NULL,
+                                                 0, &e2, &i2);
+                CHECK(rc2 == rc1 && (rc1 || e2.count == found));
+                topomap_scan_entries_free(&e2);
+            }
+    }
+    omp_set_num_threads(2);
+    free(text), free(n1), free(n2);
+}
+
 int main(void)
 {
     test_integers_and_lines();
@@ -629,6 +688,7 @@ int main(void)
     test_block_lane_agrees();
     test_table_text_agrees();
     test_rows_text_agrees();
+    test_nonzeros_text_agrees();
     test_block_lane_faults();
     test_first_float_anywhere();
     test_monitoring_files();

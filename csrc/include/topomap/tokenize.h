@@ -150,6 +150,14 @@ int topomap_scan_nonzeros(const topomap_scan *s, int64_t *line_counts, topomap_s
                           topomap_scan_info *info);
 void topomap_scan_entries_free(topomap_scan_entries *e);
 
+/* Both passes of topomap_scan_nonzeros in one call, as topomap_scan_table_text is for
+ * tables: line_counts (optional) of room for `capacity` lines, at least
+ * topomap_scan_lines_capacity(len); s->lines[s->nchunks] of them are written. */
+int64_t topomap_scan_lines_capacity(int64_t len);
+int topomap_scan_nonzeros_text(topomap_scan *s, const char *buf, int64_t len, int commas, int comment,
+                               int whole_line_comments, int nchunks, int max_simd, int64_t *line_counts,
+                               int64_t capacity, topomap_scan_entries *out, topomap_scan_info *info);
+
 /* ---- Open MPI pml_monitoring files, one per rank (topomap/io/ompi_monitoring.py has the
  * grammar: the lines its regular expressions accept, and nothing else). */
 typedef struct {
