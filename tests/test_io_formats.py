@@ -745,6 +745,40 @@ def test_otf2_errors(tmp_path):
     fails(lambda: tm.io.read(anchor), anchor, ": ", "corrupt or missing event files")
 
 
+def test_otf2_sends_translated_and_the_first_bad_one_named():
+    """The sends' translation to world ranks, vectorised over millions of events, gives the
+    pattern and, for a bad trace, names the first event the per-event rules refuse."""
+    pytest.importorskip("otf2")
+    import _otf2 as otf2
+    from topomap.io.otf2_trace import _Definitions, _pattern
+
+    mpi = int(otf2.PARADIGM_MPI.value)
+    defs = _Definitions()
+    defs.group(1, int(otf2.GROUP_TYPE_COMM_LOCATIONS.value), mpi, [10, 11, 12])
+    defs.group(5, int(otf2.GROUP_TYPE_COMM_GROUP.value), mpi, [2, 0])
+    defs.group(6, int(otf2.GROUP_TYPE_COMM_SELF.value), mpi, [])
+    defs.group(8, int(otf2.GROUP_TYPE_COMM_GROUP.value), mpi, [1, 2**64 - 1])
+    defs.comms.update({0: 5, 1: 6, 2: 7, 3: 8, 4: 1})  # comm 2's group 7 is undefined
+
+    def pattern(rows):
+        return _pattern(otf2, "t.otf2", defs, np.array(rows, dtype=np.uint64).reshape(-1, 4))
+
+    good = [[10, 1, 0, 100], [11, 0, 0, 5], [12, 0, 1, 9], [12, 1, 4, 7], [10, 0, 3, 3], [10, 1, 0, 1]]
+    pat = pattern(good)  # sub-communicator, COMM_SELF, a world-type group, sends to oneself
+    want = np.zeros((3, 3))
+    want[1, 2], want[2, 1], want[0, 1] = 5, 7, 3
+    assert np.array_equal(pat.to_dense(), want) and pat.provenance["dropped_self_bytes"] == 100 + 9 + 1
+    for rows, what in [
+        (good + [[99, 0, 0, 1], [10, 0, 2, 1]], "send event 6 on location 99, which is no MPI rank"),
+        (good + [[10, 0, 2, 1], [99, 0, 0, 1]], "send event 6 (rank 0) uses undefined communicator 2"),
+        ([[11, 2, 0, 1]] + good, "send event 0 (rank 1) to rank 2 of communicator 0, which has 2 ranks"),
+        (good + [[11, 3, 4, 1]], "send event 6 (rank 1) to world rank 3, outside 0..2"),
+        (good + [[11, 1, 3, 1]], f"send event 6 (rank 1) to world rank {2**64 - 1}, outside 0..2"),
+    ]:
+        with pytest.raises(FormatError, match=re.escape(what)):
+            pattern(rows)
+
+
 def test_otf2_library_that_never_finishes_is_stopped(tmp_path):
     pytest.importorskip("otf2")
     anchor = _otf2_trace(str(tmp_path / "t"))

@@ -103,6 +103,8 @@ PyObject *pytopomap_scan_nonzeros(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_scan_rows(PyObject *self, PyObject *args);
 PyObject *pytopomap_read_monitoring(PyObject *self, PyObject *args);
 PyObject *pytopomap_read_dumpi(PyObject *self, PyObject *args);
+PyObject *pytopomap_otf2_sends(PyObject *self, PyObject *args);
+PyObject *pytopomap_otf2_sends_array(PyObject *self, PyObject *args);
 PyObject *pytopomap_pattern_build(PyObject *self, PyObject *args);
 PyObject *pytopomap_pattern_is_canonical(PyObject *self, PyObject *args);
 PyObject *pytopomap_first_outside(PyObject *self, PyObject *args);

@@ -155,6 +155,11 @@ static PyMethodDef methods[] = {
      "read_monitoring(paths) -> dict of pml_monitoring record arrays | (first bad file, its line)"},
     {"read_dumpi", pytopomap_read_dumpi, METH_VARARGS,
      "read_dumpi(paths, type_names, type_sizes) -> dict of send record arrays | (first bad file, its line)"},
+    {"otf2_sends", pytopomap_otf2_sends, METH_NOARGS,
+     "otf2_sends() -> (sink, sink address, MpiSend callback address, MpiIsend callback address) for OTF2's "
+     "global event reader"},
+    {"otf2_sends_array", pytopomap_otf2_sends_array, METH_VARARGS,
+     "otf2_sends_array(sink) -> (sends, 4) uint64 array of (location, receiver, communicator, bytes)"},
     {"pattern_build", pytopomap_pattern_build, METH_VARARGS,
      "pattern_build(n, src, dst, bytes, msgs, row_ptr, owned) -> (indptr, indices, bytes, msgs, self_entries) "
      "| first invalid entry"},

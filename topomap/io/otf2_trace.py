@@ -109,9 +109,9 @@ def read_otf2(path: "str | os.PathLike[str]", timeout: float | None = None) -> P
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FormatError(f"{path}: cannot open (No such file or directory)")
-    otf2 = _bindings()
-    defs, sends = _read_in_child(path, timeout)
-    return _pattern(otf2, path, defs, sends)
+    _bindings()
+    n, indptr, indices, byts, msgs, provenance = _read_in_child(path, timeout)
+    return Pattern._canonical(n, indptr, indices, byts, msgs, provenance)
 
 
 def _trace_megabytes(anchor: str) -> float:
@@ -120,7 +120,7 @@ def _trace_megabytes(anchor: str) -> float:
     return sum(os.path.getsize(f) for f in files if os.path.isfile(f)) / 1e6
 
 
-def _read_in_child(path: str, timeout: float | None) -> tuple["_Definitions", np.ndarray]:
+def _read_in_child(path: str, timeout: float | None) -> tuple:
     limit = timeout if timeout is not None else 60.0 + _trace_megabytes(path)
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
@@ -144,9 +144,11 @@ def _read_in_child(path: str, timeout: float | None) -> tuple["_Definitions", np
 
 
 def _child(path: str, out: str) -> None:
-    """Child process: read the trace with the library, pickle the result or the FormatError text."""
+    """Child process: read the trace with the library, pickle the pattern's arrays (far fewer
+    than the events) or the FormatError text."""
     try:
-        result = ("ok", _read_raw(path))
+        pat = _pattern(_bindings(), path, *_read_raw(path))
+        result = ("ok", (pat.n, pat.indptr, pat.indices, pat.bytes, pat.msgs, pat.provenance))
     except FormatError as exc:
         result = ("error", str(exc))
     with open(out, "wb") as fh:
@@ -170,7 +172,7 @@ def _read_raw(path: str) -> tuple["_Definitions", np.ndarray]:
             otf2.Reader_Close(handle)
     except otf2.Error as exc:
         raise FormatError(f"{path}: corrupt or missing {stage[0]} ({defs.fault or exc.name})") from None
-    return defs, np.array(sends, dtype=np.uint64).reshape(-1, 4)
+    return defs, sends
 
 
 def _max_members(anchor: str) -> int:
@@ -205,8 +207,6 @@ def _set_group_callback(callbacks: Any, defs: _Definitions, max_members: int) ->
     """
     import ctypes
 
-    from _otf2.Config import conf
-    from _otf2.ErrorCodes import ErrorCode, HandleErrorCode
     from _otf2.GlobalDefReaderCallbacks import GlobalDefReaderCallbacks
     from _otf2.GlobalDefReaderCallbacks import _GlobalDefReaderCallback_FP_Group as GroupCallback
 
@@ -219,24 +219,32 @@ def _set_group_callback(callbacks: Any, defs: _Definitions, max_members: int) ->
         return 0
 
     c_func = GroupCallback(on_group)
-    setter = conf.lib.OTF2_GlobalDefReaderCallbacks_SetGroupCallback
-    setter.argtypes = [ctypes.POINTER(GlobalDefReaderCallbacks), GroupCallback]
-    setter.restype, setter.errcheck = ErrorCode, HandleErrorCode
-    setter(callbacks, c_func)
+    _c_function("OTF2_GlobalDefReaderCallbacks_SetGroupCallback", ctypes.POINTER(GlobalDefReaderCallbacks),
+                GroupCallback)(callbacks, c_func)
     return c_func
 
 
-def _read_sends(otf2: Any, handle: Any, locations: list[int]) -> list[tuple[int, int, int, int]]:
-    """(location, receiver, communicator, bytes) of every MpiSend/MpiIsend event."""
-    sends: list[tuple[int, int, int, int]] = []
+def _c_function(name: str, *argtypes: Any) -> Any:
+    """The library's C function `name` called through ctypes with these argument types; a
+    failing error code raises the bindings' exception."""
+    from _otf2.Config import conf
+    from _otf2.ErrorCodes import ErrorCode, HandleErrorCode
+    func = getattr(conf.lib, name)
+    func.argtypes, func.restype, func.errcheck = list(argtypes), ErrorCode, HandleErrorCode
+    return func
 
-    # Two functions, not one: the bindings keep each C callback alive by attaching it to the
-    # Python function, so one function registered twice would free its first callback.
-    def on_send(location, _time, _ud, _attributes, receiver, comm, _tag, length) -> None:
-        sends.append((location, receiver, comm, length))
 
-    def on_isend(location, _time, _ud, _attributes, receiver, comm, _tag, length, _request) -> None:
-        sends.append((location, receiver, comm, length))
+def _read_sends(otf2: Any, handle: Any, locations: list[int]) -> np.ndarray:
+    """(location, receiver, communicator, bytes) of every MpiSend/MpiIsend event, as uint64 rows.
+
+    The events are taken by C callbacks of topomap's core (``_core.otf2_sends``) registered
+    with the library through ctypes: a Python callback per event read 4-5 MB/s."""
+    import ctypes
+
+    from _otf2.GlobalEvtReader import GlobalEvtReader
+    from _otf2.GlobalEvtReaderCallbacks import GlobalEvtReaderCallbacks
+
+    from .. import _core
 
     for ref in locations:
         otf2.Reader_SelectLocation(handle, ref)
@@ -256,18 +264,22 @@ def _read_sends(otf2: Any, handle: Any, locations: list[int]) -> list[tuple[int,
         otf2.Reader_GetEvtReader(handle, ref)
     if local_defs:
         otf2.Reader_CloseDefFiles(handle)
+    sink, sink_address, on_send, on_isend = _core.otf2_sends()
     reader = otf2.Reader_GetGlobalEvtReader(handle)
     callbacks = otf2.GlobalEvtReaderCallbacks_New()
-    otf2.GlobalEvtReaderCallbacks_SetMpiSendCallback(callbacks, on_send)
-    otf2.GlobalEvtReaderCallbacks_SetMpiIsendCallback(callbacks, on_isend)
-    otf2.GlobalEvtReader_SetCallbacks(reader, callbacks, None)
+    to_callbacks = ctypes.POINTER(GlobalEvtReaderCallbacks)
+    _c_function("OTF2_GlobalEvtReaderCallbacks_SetMpiSendCallback", to_callbacks, ctypes.c_void_p)(callbacks, on_send)
+    _c_function("OTF2_GlobalEvtReaderCallbacks_SetMpiIsendCallback", to_callbacks, ctypes.c_void_p)(callbacks,
+                                                                                                    on_isend)
+    _c_function("OTF2_GlobalEvtReader_SetCallbacks", ctypes.POINTER(GlobalEvtReader), to_callbacks,
+                ctypes.c_void_p)(reader, callbacks, sink_address)
     otf2.GlobalEvtReaderCallbacks_Delete(callbacks)
     try:
         otf2.GlobalEvtReader_ReadEvents(reader, 2**64 - 1)
     finally:
         otf2.Reader_CloseGlobalEvtReader(handle, reader)
         otf2.Reader_CloseEvtFiles(handle)
-    return sends
+    return _core.otf2_sends_array(sink)
 
 
 def _world(otf2: Any, defs: _Definitions) -> tuple[int, dict[int, int], str]:
@@ -288,37 +300,74 @@ def _world(otf2: Any, defs: _Definitions) -> tuple[int, dict[int, int], str]:
 
 
 def _pattern(otf2: Any, path: str, defs: _Definitions, sends: np.ndarray) -> Pattern:
-    """World (sender, receiver, bytes) of every send row (location, receiver, communicator, bytes)."""
+    """World (sender, receiver, bytes) of every send row (location, receiver, communicator, bytes).
+
+    Translated with NumPy over the distinct locations and communicators (a trace has few of
+    them and millions of sends); the first event that cannot be translated is named by
+    :func:`_raise_for_event`."""
     n, rank_of, how = _world(otf2, defs)
     if n < 1:
         raise FormatError(f"{path}: no MPI ranks defined")
-    comm_group = int(otf2.GROUP_TYPE_COMM_GROUP.value)
-    comm_self = int(otf2.GROUP_TYPE_COMM_SELF.value)
-    src, dst, nbytes = [], [], []
-    for event, (location, receiver, comm, length) in enumerate(sends.tolist()):
-        if location not in rank_of:
-            raise FormatError(f"{path}: send event {event} on location {location}, which is no MPI rank")
-        sender = rank_of[location]
-        if comm not in defs.comms or defs.comms[comm] not in defs.groups:
-            raise FormatError(f"{path}: send event {event} (rank {sender}) uses undefined communicator {comm}")
-        gtype, _, members = defs.groups[defs.comms[comm]]
-        if gtype == comm_self:
-            target = sender
-        elif gtype == comm_group:
-            if receiver >= len(members):
-                raise FormatError(f"{path}: send event {event} (rank {sender}) to rank {receiver} of communicator "
-                                  f"{comm}, which has {len(members)} ranks")
-            target = members[receiver]
-        else:
-            target = receiver
-        if not 0 <= target < n:
-            raise FormatError(f"{path}: send event {event} (rank {sender}) to world rank {target}, outside 0..{n - 1}")
-        src.append(sender)
-        dst.append(target)
-        nbytes.append(length)
+    kinds = (int(otf2.GROUP_TYPE_COMM_SELF.value), int(otf2.GROUP_TYPE_COMM_GROUP.value))
+    location, receiver, comm = sends[:, 0], sends[:, 1].astype(np.int64), sends[:, 2]
+    locs = np.array(sorted(rank_of), dtype=np.uint64)
+    loc_at = np.minimum(np.searchsorted(locs, location), max(len(locs) - 1, 0))
+    known = (locs[loc_at] == location) if len(locs) else np.zeros(len(location), bool)
+    sender = np.where(known, np.array([rank_of[int(loc)] for loc in locs] or [0], dtype=np.int64)[loc_at], -1)
+    comms = np.array(sorted(defs.comms), dtype=np.uint64)
+    comm_at = np.minimum(np.searchsorted(comms, comm), max(len(comms) - 1, 0))
+    members = [_members(defs, int(c)) for c in comms] + [None]  # the last: communicators never defined
+    comm_at = np.where((comms[comm_at] == comm) if len(comms) else False, comm_at, len(comms))
+    gtype = np.array([-1 if m is None else m[0] for m in members], dtype=np.int64)[comm_at]
+    size = np.array([0 if m is None else len(m[1]) for m in members], dtype=np.int64)[comm_at]
+    target = receiver.copy()
+    target[gtype == kinds[0]] = sender[gtype == kinds[0]]
+    in_group = (gtype == kinds[1]) & (receiver < size)
+    if in_group.any():
+        offset = np.cumsum([0] + [0 if m is None else len(m[1]) for m in members])
+        # members are uint64 in the file: any beyond n is no world rank (and must not overflow int64)
+        flat = np.minimum(np.concatenate([np.asarray(m[1], dtype=np.uint64) for m in members if m is not None]),
+                          n).astype(np.int64)
+        target[in_group] = flat[offset[comm_at[in_group]] + receiver[in_group]]
+    bad = (sender < 0) | (gtype < 0) | ((gtype == kinds[1]) & (receiver >= size)) | (target < 0) | (target >= n)
+    if bad.any():
+        event = int(np.argmax(bad))
+        _raise_for_event(path, defs, n, rank_of, kinds, event, [int(v) for v in sends[event]])
     provenance = {"source": "otf2", "file": path, "events": len(sends), "ranks_from": how,
                   "duplicate_definitions": defs.duplicates,
                   "counted": "msgLength of MpiSend and MpiIsend events, one message each, per world rank pair"}
-    byts = np.array(nbytes, dtype=np.float64)
-    return Pattern.from_edges(np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), byts,
-                              np.ones_like(byts), n=n, provenance=provenance)
+    byts = sends[:, 3].astype(np.float64)
+    return Pattern.from_edges(sender, target, byts, np.ones_like(byts), n=n, provenance=provenance)
+
+
+def _members(defs: _Definitions, comm: int) -> "tuple[int, list[int]] | None":
+    """(group type, members) of a communicator's group; None when either is undefined."""
+    if comm not in defs.comms or defs.comms[comm] not in defs.groups:
+        return None
+    gtype, _, members = defs.groups[defs.comms[comm]]
+    return gtype, members
+
+
+def _raise_for_event(path: str, defs: _Definitions, n: int, rank_of: dict[int, int], kinds: tuple[int, int],
+                     event: int, row: list[int]) -> None:
+    """The FormatError saying why send `event` (row: location, receiver, communicator, bytes)
+    has no world sender or receiver; kinds: the COMM_SELF and COMM_GROUP group types."""
+    location, receiver, comm, _ = row
+    if location not in rank_of:
+        raise FormatError(f"{path}: send event {event} on location {location}, which is no MPI rank")
+    sender = rank_of[location]
+    group = _members(defs, comm)
+    if group is None:
+        raise FormatError(f"{path}: send event {event} (rank {sender}) uses undefined communicator {comm}")
+    gtype, members = group
+    if gtype == kinds[0]:
+        target = sender
+    elif gtype == kinds[1]:
+        if receiver >= len(members):
+            raise FormatError(f"{path}: send event {event} (rank {sender}) to rank {receiver} of communicator "
+                              f"{comm}, which has {len(members)} ranks")
+        target = members[receiver]
+    else:
+        target = receiver
+    if not 0 <= target < n:
+        raise FormatError(f"{path}: send event {event} (rank {sender}) to world rank {target}, outside 0..{n - 1}")
