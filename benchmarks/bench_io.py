@@ -11,7 +11,7 @@ Workloads (issue 4, item 5), all seeded:
 * dense: the largest n x n matrix near the target size (1 % non-zeros);
 * ompi: 10^5 ``.prof`` files, 6 peers per rank with size histograms;
 * dumpi: 1 000 ``dumpi2ascii`` files of send records;
-* otf2: 2 x 10^5 MpiSend events written by the ``otf2`` package (when installed).
+* otf2: 5.5 x 10^6 MpiSend events of 64 ranks (~10^8 bytes) written by the ``otf2`` package (when installed).
 
 Reads run with the page cache warm (right after the write), best of ``--repeat``.  The
 figure that matters on a shared machine is the ratio of the reader's time to the time of
@@ -383,7 +383,7 @@ def make_cases(scale: float) -> dict:
         "dumpi": lambda d: run_of(dumpi_run(d, max(2, int(1000 * scale**0.5)), max(1, int(300 * scale**0.5)), seed=5)),
     }
     if importlib.util.find_spec("otf2") is not None:
-        cases["otf2"] = lambda d: (otf2_run(d, 64, max(1, int(2e5 * scale)), seed=6), os.path.join(d, "traces.otf2"))
+        cases["otf2"] = lambda d: (otf2_run(d, 64, max(1, int(5.5e6 * scale)), seed=6), os.path.join(d, "traces.otf2"))
     return cases
 
 
