@@ -30,15 +30,22 @@ static int pytopomap_simd_limit(int *limit)
     return 0;
 }
 
-static int pytopomap_scan_start(Py_buffer *view, int commas, int comment, int whole_line, int chunks,
-                                topomap_scan *s)
+/* The text is one contiguous buffer, and *limit the vector instructions to use; -1 with an
+   exception. */
+static int pytopomap_text_ready(Py_buffer *view, int *limit)
 {
-    int limit;
     if (!PyBuffer_IsContiguous(view, 'C')) {
         PyErr_SetString(PyExc_TypeError, "the text must be a contiguous buffer");
         return -1;
     }
-    if (pytopomap_simd_limit(&limit)) return -1;
+    return pytopomap_simd_limit(limit);
+}
+
+static int pytopomap_scan_start(Py_buffer *view, int commas, int comment, int whole_line, int chunks,
+                                topomap_scan *s)
+{
+    int limit;
+    if (pytopomap_text_ready(view, &limit)) return -1;
     Py_BEGIN_ALLOW_THREADS
     topomap_scan_init(s, view->buf, (int64_t)view->len, commas, comment, whole_line, chunks, limit);
     Py_END_ALLOW_THREADS
@@ -140,11 +147,7 @@ PyObject *pytopomap_scan_table(PyObject *self, PyObject *args, PyObject *kw)
         goto cleanup;
     }
     int limit;
-    if (!PyBuffer_IsContiguous(&view, 'C')) {
-        PyErr_SetString(PyExc_TypeError, "the text must be a contiguous buffer");
-        goto cleanup;
-    }
-    if (pytopomap_simd_limit(&limit)) goto cleanup;
+    if (pytopomap_text_ready(&view, &limit)) goto cleanup;
     /* columns of room for the most rows the text could hold: both passes then run at once,
        and the pages never written are never touched (the columns shrink in place after);
        where that much address space is refused (strict overcommit), the two passes run one
@@ -213,11 +216,7 @@ PyObject *pytopomap_scan_nonzeros(PyObject *self, PyObject *args, PyObject *kw)
         goto cleanup;
     }
     int limit;
-    if (!PyBuffer_IsContiguous(&view, 'C')) {
-        PyErr_SetString(PyExc_TypeError, "the text must be a contiguous buffer");
-        goto cleanup;
-    }
-    if (pytopomap_simd_limit(&limit)) goto cleanup;
+    if (pytopomap_text_ready(&view, &limit)) goto cleanup;
     /* line counts of room for every line the text could hold, as scan_table does; the two
        passes one after the other where that address space is refused */
     npy_intp nl = (npy_intp)topomap_scan_lines_capacity((int64_t)view.len);
@@ -443,11 +442,7 @@ PyObject *pytopomap_scan_rows(PyObject *self, PyObject *args)
     }
     topomap_rows_layout layout = {(int32_t)n, head, degree, step, weight_first, base};
     int limit;
-    if (!PyBuffer_IsContiguous(&view, 'C')) {
-        PyErr_SetString(PyExc_TypeError, "the text must be a contiguous buffer");
-        goto cleanup;
-    }
-    if (pytopomap_simd_limit(&limit)) goto cleanup;
+    if (pytopomap_text_ready(&view, &limit)) goto cleanup;
     npy_intp np1 = n + 1, ne = (npy_intp)topomap_scan_rows_capacity((int64_t)view.len, &layout);
     if (!(row_ptr = (PyArrayObject *)PyArray_SimpleNew(1, &np1, NPY_INT64))) goto cleanup;
     /* room for the most entries the text could hold, as scan_table does; the two passes one
