@@ -450,6 +450,20 @@ static int topomap_i_group_by_sender(int32_t n, const topomap_edges *e, int64_t 
     return TOPOMAP_OK;
 }
 
+/* Row starts (n + 1) of entries grouped by sender in order: row i begins at the first entry
+   whose sender is i or more.  Each thread writes the starts of the rows whose first entry (or
+   the gap before it) falls in its range of entries, so no two threads write the same start. */
+static void topomap_i_row_starts(int32_t n, const topomap_edges *e, int64_t *starts)
+{
+    int64_t nnz = e->nnz;
+#pragma omp parallel for num_threads(topomap_i_build_threads(nnz))
+    for (int64_t k = 0; k <= nnz; k++) {
+        int64_t from = k == 0 ? 0 : topomap_i_id(e->src, e->wide, k - 1) + 1;
+        int64_t to = k == nnz ? n : topomap_i_id(e->src, e->wide, k);
+        for (int64_t i = from; i <= to; i++) starts[i] = k; /* rows (sender of k-1, sender of k] start at k */
+    }
+}
+
 int topomap_pattern_build(int32_t n, const topomap_edges *e, const topomap_edges_info *info, int64_t *indptr,
                           int32_t *indices, double *bytes, double *msgs, int64_t *nnz_out)
 {
@@ -463,16 +477,10 @@ int topomap_pattern_build(int32_t n, const topomap_edges *e, const topomap_edges
         goto cleanup;
     }
     if (info->canonical) {
-        if (e->row_ptr) {
+        if (e->row_ptr)
             memcpy(indptr, e->row_ptr, ((size_t)n + 1) * sizeof *indptr);
-        } else {
-            int64_t k = 0;
-            for (int32_t i = 0; i < n; i++) {
-                indptr[i] = k;
-                while (k < nnz && topomap_i_id(e->src, e->wide, k) == i) k++;
-            }
-            indptr[n] = k;
-        }
+        else
+            topomap_i_row_starts(n, e, indptr);
         if ((const void *)indices != e->dst)
             for (int64_t k = 0; k < nnz; k++) indices[k] = (int32_t)topomap_i_id(e->dst, e->wide, k);
         if (bytes != e->bytes) memcpy(bytes, e->bytes, (size_t)nnz * sizeof *bytes);
@@ -485,12 +493,7 @@ int topomap_pattern_build(int32_t n, const topomap_edges *e, const topomap_edges
         if (!e->row_ptr) {
             rp = malloc(((size_t)n + 1) * sizeof *rp);
             if (!rp) goto nomem;
-            int64_t k = 0;
-            for (int32_t i = 0; i < n; i++) {
-                rp[i] = k;
-                while (k < nnz && topomap_i_id(e->src, 0, k) == i) k++;
-            }
-            rp[n] = k;
+            topomap_i_row_starts(n, e, rp);
         }
         rc = topomap_i_canonical_rows(n, e->row_ptr ? e->row_ptr : rp, e->dst, e->bytes, e->msgs, 0, indptr, indices,
                                       bytes, msgs, nnz_out);
