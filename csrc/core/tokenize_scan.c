@@ -40,20 +40,27 @@ static unsigned topomap_i_sep(unsigned char c, unsigned char comma)
     return (c == ' ') | ((unsigned char)(c - 9) < 5) | (c == comma);
 }
 
-static inline __attribute__((always_inline)) void topomap_i_count_plain_with(const unsigned char *p, int64_t n,
-                                                                            unsigned char comma, int simd,
-                                                                            int64_t *tokens, int64_t *newlines)
+/* Also whether the chunk holds the byte `mark` (the comment marker; the counts are then
+   those of a text without comments, and the caller counts again): the same loads, so a chunk
+   is read once to count it and to learn whether it holds comments. */
+static inline __attribute__((always_inline)) int topomap_i_count_plain_with(const unsigned char *p, int64_t n,
+                                                                           unsigned char comma, unsigned char mark,
+                                                                           int simd, int64_t *tokens,
+                                                                           int64_t *newlines)
 {
     int64_t nt = 0, nl = 0, at = 1;
+    unsigned marked = 0;
     if (n > 0) {
         nt = !topomap_i_sep(p[0], comma);
         nl = p[0] == '\n';
+        marked = p[0] == mark;
     }
 #ifdef TOPOMAP_I_SSE2
     /* 64 bytes at a time: token starts are token bytes after a separator */
     const __m128i cv = _mm_set1_epi8((char)comma), space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
-    const __m128i four = _mm_set1_epi8(4), newline = _mm_set1_epi8('\n');
+    const __m128i four = _mm_set1_epi8(4), newline = _mm_set1_epi8('\n'), mv = _mm_set1_epi8((char)mark);
     uint64_t prev_token = topomap_i_sep(p[0], comma) ^ 1u; /* the byte before the block is a token byte */
+    __m128i marks = _mm_setzero_si128();
     for (; simd != TOPOMAP_SCAN_SIMD_NONE && at + 64 <= n; at += 64) {
         uint64_t sep = 0, nls = 0;
         for (int k = 0; k < 4; k++) {
@@ -62,12 +69,14 @@ static inline __attribute__((always_inline)) void topomap_i_count_plain_with(con
                                           _mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, cv)));
             sep |= (uint64_t)(unsigned)_mm_movemask_epi8(is_sep) << (16 * k);
             nls |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)) << (16 * k);
+            marks = _mm_or_si128(marks, _mm_cmpeq_epi8(v, mv));
         }
         uint64_t token_bytes = ~sep;
         nt += __builtin_popcountll(token_bytes & ~((token_bytes << 1) | prev_token));
         nl += __builtin_popcountll(nls);
         prev_token = token_bytes >> 63;
     }
+    marked |= _mm_movemask_epi8(marks) != 0;
 #endif
     for (; at < n; at += 255) {
         int64_t stop = at + 255 < n ? at + 255 : n;
@@ -75,28 +84,30 @@ static inline __attribute__((always_inline)) void topomap_i_count_plain_with(con
         for (int64_t i = at; i < stop; i++) {
             bt += (unsigned char)(topomap_i_sep(p[i - 1], comma) & (topomap_i_sep(p[i], comma) ^ 1u));
             bl += (unsigned char)(p[i] == '\n');
+            marked |= p[i] == mark;
         }
         nt += bt;
         nl += bl;
     }
     *tokens = nt;
     *newlines = nl;
+    return marked != 0;
 }
 
 /* The counting loop for CPUs without and with AVX2: the second has the popcnt instruction (two
    per 64-byte block; without it each is a call into libgcc, half the cost of this pass). */
-static void topomap_i_count_plain(const unsigned char *p, int64_t n, unsigned char comma, int simd, int64_t *tokens,
-                                  int64_t *newlines)
+static int topomap_i_count_plain(const unsigned char *p, int64_t n, unsigned char comma, unsigned char mark, int simd,
+                                 int64_t *tokens, int64_t *newlines)
 {
-    topomap_i_count_plain_with(p, n, comma, simd, tokens, newlines);
+    return topomap_i_count_plain_with(p, n, comma, mark, simd, tokens, newlines);
 }
 
 #ifdef TOPOMAP_I_AVX2
-__attribute__((target("avx2,popcnt"))) static void topomap_i_count_plain_avx2(const unsigned char *p, int64_t n,
-                                                                           unsigned char comma, int64_t *tokens,
-                                                                           int64_t *newlines)
+__attribute__((target("avx2,popcnt"))) static int topomap_i_count_plain_avx2(const unsigned char *p, int64_t n,
+                                                                          unsigned char comma, unsigned char mark,
+                                                                          int64_t *tokens, int64_t *newlines)
 {
-    topomap_i_count_plain_with(p, n, comma, TOPOMAP_SCAN_SIMD_AVX2, tokens, newlines);
+    return topomap_i_count_plain_with(p, n, comma, mark, TOPOMAP_SCAN_SIMD_AVX2, tokens, newlines);
 }
 #endif
 
@@ -212,15 +223,17 @@ static void topomap_i_count_chunk(topomap_scan *s, int chunk, const unsigned cha
                                   int64_t *tokens, int64_t *newlines)
 {
     unsigned char comma = s->cls[','] == TOPOMAP_I_BLANK ? ',' : ' ';
-    s->has_comment[chunk] = s->comment >= 0 && memchr(p, s->comment, (size_t)(end - p)) != NULL;
-    if (s->has_comment[chunk])
-        topomap_i_count_comments(s, p, end, tokens, newlines);
+    /* without a marker, look for a separator: finding one means nothing */
+    unsigned char mark = s->comment >= 0 ? (unsigned char)s->comment : comma;
+    int marked;
 #ifdef TOPOMAP_I_AVX2
-    else if (s->simd == TOPOMAP_SCAN_SIMD_AVX2)
-        topomap_i_count_plain_avx2(p, end - p, comma, tokens, newlines);
-#endif
+    if (s->simd == TOPOMAP_SCAN_SIMD_AVX2)
+        marked = topomap_i_count_plain_avx2(p, end - p, comma, mark, tokens, newlines);
     else
-        topomap_i_count_plain(p, end - p, comma, s->simd, tokens, newlines);
+#endif
+        marked = topomap_i_count_plain(p, end - p, comma, mark, s->simd, tokens, newlines);
+    s->has_comment[chunk] = s->comment >= 0 && marked;
+    if (s->has_comment[chunk]) topomap_i_count_comments(s, p, end, tokens, newlines);
 }
 
 /* The tokens and lines before chunk + 1, from those before chunk and its counts. */
