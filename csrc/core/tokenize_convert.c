@@ -125,13 +125,11 @@ static inline int topomap_i_fast_int(const unsigned char **pp, const unsigned ch
         if (stops) {
             int nd = __builtin_ctzll(stops) >> 3;
             if (!nd) return 0;
-            /* the digits to the top bytes, zeros (leading zero digits) below; a borrow of the
-               subtraction only runs upwards from the non-digits, which the shift drops */
-            v = topomap_i_eight_digits((w - 0x3030303030303030ull) << (8 * (8 - nd)));
+            v = topomap_i_word_digits(w, nd);
             p += nd;
             goto digits_done;
         }
-        v = topomap_i_eight_digits(w - 0x3030303030303030ull);
+        v = topomap_i_word_digits(w, 8);
         p += 8;
     }
 #endif
@@ -346,10 +344,9 @@ static inline __attribute__((always_inline)) void topomap_i_scan_chunk_as(const 
                         memcpy(&w, tok, 8);
                         uint64_t stops = topomap_i_non_digits(w);
                         if (stops) {
-                            iv = (int64_t)topomap_i_eight_digits((w - 0x3030303030303030ull)
-                                                                 << (64 - 8 * (__builtin_ctzll(stops) >> 3)));
+                            iv = (int64_t)topomap_i_word_digits(w, __builtin_ctzll(stops) >> 3);
                         } else {
-                            uint64_t v = topomap_i_eight_digits(w - 0x3030303030303030ull);
+                            uint64_t v = topomap_i_word_digits(w, 8);
                             const unsigned char *d = tok + 8;
                             for (; d < base + s->len && topomap_i_is_digit(*d); d++) v = v * 10 + (uint64_t)(*d - '0');
                             if (d - tok <= 18)
@@ -412,10 +409,10 @@ static inline __attribute__((always_inline)) void topomap_i_scan_chunk_as(const 
                             p = tok;
                             goto general;
                         }
-                        iv = (int64_t)topomap_i_eight_digits((w - 0x3030303030303030ull) << (64 - 8 * nd));
+                        iv = (int64_t)topomap_i_word_digits(w, nd);
                         goto store;
                     }
-                    v = topomap_i_eight_digits(w - 0x3030303030303030ull);
+                    v = topomap_i_word_digits(w, 8);
                     p = tok + 8; /* more digits, if any, below */
                 }
 #endif
@@ -546,12 +543,18 @@ static int topomap_i_merge(const topomap_scan *s, const topomap_i_sink *k, const
     return TOPOMAP_OK;
 }
 
+/* Pass 2 on every chunk of a text pass 1 has counted. */
+static void topomap_i_convert_all(const topomap_scan *s, const topomap_i_sink *k, topomap_i_chunk *r)
+{
+#pragma omp parallel for schedule(dynamic, 1) num_threads(topomap_i_threads(s->nchunks))
+    for (int c = 0; c < s->nchunks; c++) topomap_i_scan_chunk(s, c, k, &r[c]);
+}
+
 /* Run pass 2 on every chunk and merge. */
 static int topomap_i_scan_all(const topomap_scan *s, const topomap_i_sink *k, topomap_i_chunk *r,
                               topomap_scan_info *info)
 {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(topomap_i_threads(s->nchunks))
-    for (int c = 0; c < s->nchunks; c++) topomap_i_scan_chunk(s, c, k, &r[c]);
+    topomap_i_convert_all(s, k, r);
     return topomap_i_merge(s, k, r, info);
 }
 
@@ -683,13 +686,15 @@ int topomap_scan_rows(const topomap_scan *s, const topomap_rows_layout *layout, 
     topomap_i_chunk r[TOPOMAP_SCAN_MAX_CHUNKS];
     topomap_i_sink k;
     int64_t entries = topomap_scan_row_entries(s, layout);
-    if (entries < 0 || topomap_i_rows_sink(layout, entries, row_ptr, dst, weights, &k)) {
+    int rc = entries < 0 ? topomap_i_fail(TOPOMAP_EINVAL, "the text cannot hold %d rows of this layout",
+                                          (int)layout->n)
+                         : topomap_i_rows_sink(layout, entries, row_ptr, dst, weights, &k);
+    if (rc) {
         memset(info, 0, sizeof *info);
         info->bad_offset = 0;
-        return topomap_i_fail(TOPOMAP_EINVAL, "the text cannot hold %d rows of this layout", (int)layout->n);
+        return rc;
     }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(topomap_i_threads(s->nchunks))
-    for (int c = 0; c < s->nchunks; c++) topomap_i_scan_chunk(s, c, &k, &r[c]);
+    topomap_i_convert_all(s, &k, r);
     return topomap_i_rows_done(s, layout, &k, r, row_ptr, info);
 }
 
@@ -753,8 +758,7 @@ int topomap_scan_nonzeros(const topomap_scan *s, int64_t *line_counts, topomap_s
     topomap_i_chunk r[TOPOMAP_SCAN_MAX_CHUNKS];
     topomap_i_sink k = {.mode = TOPOMAP_I_MODE_NONZERO, .counts = line_counts};
     memset(out, 0, sizeof *out);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(topomap_i_threads(s->nchunks))
-    for (int c = 0; c < s->nchunks; c++) topomap_i_scan_chunk(s, c, &k, &r[c]);
+    topomap_i_convert_all(s, &k, r);
     return topomap_i_nonzeros_done(s, &k, r, out, info);
 }
 

@@ -34,6 +34,14 @@ static inline uint64_t topomap_i_eight_digits(uint64_t x)
             (((x >> 16) & 0x000000FF000000FFull) * 0x0000271000000001ull)) >> 32;
 }
 
+/* Value of the first nd (1..8) bytes of w, all digits, the first the most significant: the
+   digits go to the top bytes, zeros (leading zero digits) below; a borrow of the subtraction
+   only runs upwards from the bytes after them, which the shift drops. */
+static inline uint64_t topomap_i_word_digits(uint64_t w, int nd)
+{
+    return topomap_i_eight_digits((w - 0x3030303030303030ull) << (64 - 8 * nd));
+}
+
 /* High bit of each byte of w that is not an ASCII digit. */
 static inline uint64_t topomap_i_non_digits(uint64_t w)
 {

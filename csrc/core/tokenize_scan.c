@@ -10,9 +10,11 @@
  * threads faulting in two places defeat the kernel's sequential readahead) read 10^8 bytes
  * cold in 110-140 ms where cat takes 45; so one thread has the chunks' pages read and mapped
  * in text order, a chunk per call (MADV_POPULATE_READ, at cat's speed), and hands each
- * chunk to the other threads to count while it reads the next.  Pass 2 then finds every
- * page mapped.  On a kernel without MADV_POPULATE_READ (before Linux 5.14), or for memory
- * that is not a mapping, the call fails or does nothing and the pages come by faults.
+ * chunk to the other threads to count while it reads the next.  A one-call scan
+ * (topomap_i_scan_text with a converter) also converts each chunk as soon as it and the
+ * chunks before it are counted, so that conversion overlaps the reading.  On a kernel without
+ * MADV_POPULATE_READ (before Linux 5.14), or for memory that is not a mapping, the call fails
+ * or does nothing and the pages come by faults.
  */
 #define _DEFAULT_SOURCE /* madvise */
 #include <omp.h>
@@ -243,19 +245,20 @@ static void topomap_i_prefix(topomap_scan *s, int chunk, const int64_t counts[2]
     s->lines[chunk + 1] = s->lines[chunk] + counts[1] + (s->start[chunk + 1] == s->len ? s->last_line : 0);
 }
 
-/* Split the text into at most `nchunks` chunks of whole lines and count them: one thread
-   reads the text in order, ends each chunk just after a newline (empty chunks are dropped)
-   and hands it to the others to count while it reads the next.  With `convert`, each chunk
-   is also handed to convert(s, chunk, ctx) as soon as it and every chunk before it are
-   counted, while the reading thread goes on: one more thread then runs, as that one mostly
-   waits for the storage. */
-static void topomap_i_split(topomap_scan *s, int nchunks, topomap_i_convert convert, void *ctx)
+/* Split the text into chunks of whole lines and count them: one thread reads the text in
+   order, ends each chunk just after a newline (empty chunks are dropped) and hands it to the
+   others to count while it reads the next.  The first counting task to find the chunks before
+   it counted takes their prefix sums in order (task dependences would do, but leak in gcc 12's
+   libgomp) and, with `convert`, hands them on to convert(s, chunk, ctx) while the reading
+   thread goes on: one more thread then runs, as that one mostly waits for the storage. */
+void topomap_i_scan_text(topomap_scan *s, const char *buf, int64_t len, int commas, int comment,
+                         int whole_line_comments, int nchunks, int max_simd, topomap_i_convert convert, void *ctx)
 {
-    const unsigned char *base = (const unsigned char *)s->buf;
-    const int64_t len = s->len;
+    nchunks = topomap_i_setup(s, buf, len, commas, comment, whole_line_comments, nchunks, max_simd);
+    const unsigned char *base = (const unsigned char *)buf;
     int64_t counts[TOPOMAP_SCAN_MAX_CHUNKS][2] = {{0}};
     char counted[TOPOMAP_SCAN_MAX_CHUNKS] = {0};
-    int threads = topomap_i_threads(nchunks), front = 0; /* chunks before `front` are handed to convert */
+    int threads = topomap_i_threads(nchunks), front = 0; /* chunks before `front` have their prefix sums */
     if (convert && threads > 1) threads++;
     int k = 0; /* chunks made */
 #pragma omp parallel num_threads(threads)
@@ -276,40 +279,27 @@ static void topomap_i_split(topomap_scan *s, int nchunks, topomap_i_convert conv
 #pragma omp task firstprivate(chunk, p, end)
             {
                 topomap_i_count_chunk(s, chunk, p, end, &counts[chunk][0], &counts[chunk][1]);
-                if (convert) {
-                    /* the first counting task to find the chunks before it counted hands them
-                       on in order (task dependences would do, but leak in gcc 12's libgomp) */
-                    int from, to;
+                int from, to;
 #pragma omp critical(topomap_i_front)
-                    {
-                        counted[chunk] = 1;
-                        for (from = front; front < TOPOMAP_SCAN_MAX_CHUNKS && counted[front]; front++)
-                            topomap_i_prefix(s, front, counts[front]);
-                        to = front;
-                    }
-                    for (int ready = from; ready < to; ready++) {
+                {
+                    counted[chunk] = 1;
+                    for (from = front; front < TOPOMAP_SCAN_MAX_CHUNKS && counted[front]; front++)
+                        topomap_i_prefix(s, front, counts[front]);
+                    to = front;
+                }
+                for (int ready = from; convert && ready < to; ready++) {
 #pragma omp task firstprivate(ready)
-                        convert(s, ready, ctx);
-                    }
+                    convert(s, ready, ctx);
                 }
             }
             if (at == len) break;
         }
-        if (k == 0) { /* an empty text: one empty chunk */
+        if (k == 0) { /* an empty text: one empty chunk, no token, no line */
             s->start[++k] = len;
             if (convert) convert(s, 0, ctx);
         }
     }
     s->nchunks = k;
-    if (!convert)
-        for (int c = 0; c < k; c++) topomap_i_prefix(s, c, counts[c]);
-}
-
-void topomap_i_scan_text(topomap_scan *s, const char *buf, int64_t len, int commas, int comment,
-                         int whole_line_comments, int nchunks, int max_simd, topomap_i_convert convert, void *ctx)
-{
-    topomap_i_split(s, topomap_i_setup(s, buf, len, commas, comment, whole_line_comments, nchunks, max_simd),
-                    convert, ctx);
 }
 
 void topomap_scan_init(topomap_scan *s, const char *buf, int64_t len, int commas, int comment,
