@@ -8,7 +8,6 @@
  * (OTF2_CallbackCode is an int enum, references are uint64/uint32, userData is the sink). */
 #include "glue.h"
 #include <stdlib.h>
-#include <string.h>
 
 typedef struct {
     int64_t count, room;

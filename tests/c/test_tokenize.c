@@ -664,8 +664,8 @@ static void test_nonzeros_text_agrees(void)
                 CHECK(topomap_scan_nonzeros_text(&s2, text, (int64_t)len, 1, '#', 0, chunks, TOPOMAP_SCAN_SIMD_AVX2, n2,
                                                  room - 1, &e2, &i2) == TOPOMAP_EINVAL);
                 /* no line counts wanted */
-                rc2 = topomap_scan_nonzeros_text(&s2, text, (int64_t)len, 1, '#', 0, chunks, TOPOMAP_SCAN_SIMD_AVX2, NULL,
-                                                 0, &e2, &i2);
+                rc2 = topomap_scan_nonzeros_text(&s2, text, (int64_t)len, 1, '#', 0, chunks, TOPOMAP_SCAN_SIMD_AVX2,
+                                                 NULL, 0, &e2, &i2);
                 CHECK(rc2 == rc1 && (rc1 || e2.count == found));
                 topomap_scan_entries_free(&e2);
             }

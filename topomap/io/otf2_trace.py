@@ -276,6 +276,9 @@ def _read_sends(otf2: Any, handle: Any, locations: list[int]) -> np.ndarray:
     otf2.GlobalEvtReaderCallbacks_Delete(callbacks)
     try:
         otf2.GlobalEvtReader_ReadEvents(reader, 2**64 - 1)
+    except otf2.Error:
+        _core.otf2_sends_array(sink)  # a callback out of memory stopped the reading: MemoryError, not a bad trace
+        raise
     finally:
         otf2.Reader_CloseGlobalEvtReader(handle, reader)
         otf2.Reader_CloseEvtFiles(handle)
