@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import topomap as tm  # noqa: E402
-from topomap.mpi.discover import RankPlace, job_allocation  # noqa: E402
+from topomap.mpi.job import RankPlace, job_allocation  # noqa: E402
 from topomap.mpi.reorder import pattern_from_rows, plan_reorder  # noqa: E402
 
 PHASES = ("pattern", "discover", "map", "split", "total")

@@ -1,4 +1,4 @@
-"""topomap.analysis: distances, link classes, bisection cuts and degrees of a machine's network.
+"""topomap.networks.analysis: distances, link classes, bisection cuts and degrees of a machine's network.
 
 Hand-worked values for a ring, a mesh and a tree; on random machines every
 number is recomputed from the definitions by a slow reference written here
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import topomap as tm
 from topomap import MachineError
-from topomap.analysis import Cut, analyze, bisection, vertex_levels
+from topomap.networks.analysis import Cut, analyze, bisection, vertex_levels
 from topomap.cli import main
 
 from conftest import machines

@@ -1,5 +1,5 @@
 """Fat trees (csrc/core/machine_fattree.c, topomap/networks/fattree.py) and the
-APHiD cost model (topomap/costmodel_aphid.py).
+APHiD cost model (topomap/cabling/aphid.py).
 
 The C routes are checked against ``RefXGFT``, a slow reference that builds the
 explicit switch graph from the XGFT definition (Öhring et al. 1995: labels,
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import topomap as tm
 from topomap import MachineError
-from topomap.costmodel_aphid import TABLE_II, TABLE_III, cabling, fat_tree_cabling, table_iii
+from topomap.cabling.aphid import TABLE_II, TABLE_III, cabling, fat_tree_cabling, table_iii
 from topomap.networks.fattree import aphid_fat_tree, blocking, k_ary_n_tree, k_port_n_tree, tapered, xgft
 
 

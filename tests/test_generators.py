@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import topomap.generators as gen
+import topomap.patterns.generators as gen
 from topomap._rng import splitmix64, stream_seed, uniform
 from topomap.errors import PatternError
-from topomap.generators import (
+from topomap.patterns.generators import (
     from_spec, moore, random_sparse, stencil_2d, stencil_3d, subcomm_alltoall,
 )
 

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import topomap as tm
-from topomap.generators_collective import binomial_bcast, binomial_gather, bruck, recursive_doubling, ring_allgather
-from topomap.generators_nas import nas_bt, nas_cg, nas_ft, nas_lu, nas_mg, nas_sp
+from topomap.collectives.schedules import binomial_bcast, binomial_gather, bruck, recursive_doubling, ring_allgather
+from topomap.patterns.nas import nas_bt, nas_cg, nas_ft, nas_lu, nas_mg, nas_sp
 
 
 def stage_edges(pat: tm.Pattern) -> list[tuple[int, int, float]]:

@@ -251,12 +251,12 @@ def test_gpc_spec_options():
 
 
 def test_gpc_parser_takes_the_bare_forms():
-    # "gpc" and "gpc/8" reach the registered parser with the body "" and "/8" once topomap.spec accepts
+    # "gpc" and "gpc/8" reach the registered parser with the body "" and "/8" once topomap.networks.spec accepts
     # kinds without a colon; both mean the GPC node (pack:2 core:4)
-    parse = tm.spec._KINDS["gpc"]
+    parse = tm.networks.spec._KINDS["gpc"]
     for body in ("", "/8"):
-        m = parse("gpc", body, "gpc" + body)
-        assert (m.npes, list(m.node.levels)) == (24720, ["Package", "Machine"])
+        net, node = parse("gpc", body, "gpc" + body)
+        assert (net.nnodes * node.npes, list(node.levels)) == (24720, ["Package", "Machine"])
 
 
 def test_module_constants_describe_the_fabric():

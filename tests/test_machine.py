@@ -1,4 +1,4 @@
-"""topomap.Machine / Allocation and the machine spec strings (topomap.spec)."""
+"""topomap.Machine / Allocation and the machine spec strings (topomap.networks.spec)."""
 
 import itertools
 import math

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import topomap as tm
 from topomap.cli import main as cli_main
-from topomap.mpi.discover import RankPlace, job_allocation, parse_hosts
+from topomap.mpi.job import RankPlace, job_allocation, parse_hosts
 from topomap.mpi.launch import launcher_file
 from topomap.mpi.reorder import inverse, pattern_from_rows, plan_reorder
 

@@ -14,10 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topomap import discover as disc
+from topomap.node import discover as disc
 from topomap.errors import FormatError, MachineError
-from topomap.hwloc_xml import parse_hwloc_xml
-from topomap.nodetree import MAX_PES, NodeTree, normalize_type
+from topomap.node.nodetree import MAX_PES, NodeTree, normalize_type
 
 DATA = Path(__file__).parent / "data" / "hwloc"
 LSTOPO = shutil.which("lstopo-no-graphics")
@@ -303,7 +302,7 @@ def test_xml_version3_and_memcache():
         </object>
         <object type="OSDev" name="eth0"/>
       </object></topology>"""
-    t = parse_hwloc_xml(xml, label="mine")
+    t = NodeTree.from_hwloc_xml(xml, label="mine")
     assert t.levels == ("Package+NUMANode", "Machine") and t.source == "mine"
     assert t.groups.tolist() == [[0, 0, 1, 1], [0, 0, 0, 0]]
 
@@ -583,52 +582,52 @@ def fake_sysfs(
 @pytest.mark.parametrize("online", ["0-6", None])
 def test_sysfs_fake_tree(tmp_path, online):
     fake_sysfs(tmp_path, online=online)
-    t = disc.read_sysfs_tree(tmp_path)
+    t = NodeTree.from_sysfs(tmp_path)
     assert t.source == "sysfs" and t.pe_type == "PU"
     assert t.levels == ("Core+L2Cache", "L3Cache+Package+NUMANode", "Machine")
     assert t.os_index.tolist() == [0, 4, 1, 5, 2, 6, 3]
     assert t.groups.tolist() == [[0, 0, 1, 1, 2, 2, 3], [0, 0, 0, 0, 1, 1, 1], [0] * 7]
-    c = disc.read_sysfs_tree(str(tmp_path), pe="core")
+    c = NodeTree.from_sysfs(str(tmp_path), pe="core")
     assert c.pe_type == "Core" and c.os_index.tolist() == [0, 1, 2, 3]
     assert c.groups.tolist() == [[0, 0, 1, 1], [0, 0, 0, 0]]
 
 
 def test_sysfs_cross_cutting_numa_dropped(tmp_path):
     fake_sysfs(tmp_path, numa={0: "0-3", 1: "4-7"})
-    t = disc.read_sysfs_tree(tmp_path)
+    t = NodeTree.from_sysfs(tmp_path)
     assert all("NUMANode" not in name for name in t.levels)
     assert t.levels == ("Core+L2Cache", "L3Cache+Package", "Machine")
 
 
 def test_sysfs_bad(tmp_path):
     with pytest.raises(MachineError):
-        disc.read_sysfs_tree(tmp_path, pe="numa")
+        NodeTree.from_sysfs(tmp_path, pe="numa")
     fake_sysfs(tmp_path, online="0-x")
     with pytest.raises(FormatError, match="online"):
-        disc.read_sysfs_tree(tmp_path)
+        NodeTree.from_sysfs(tmp_path)
     (tmp_path / "sys/devices/system/cpu/online").write_text("\n")
     with pytest.raises(FormatError, match="no online CPU"):
-        disc.read_sysfs_tree(tmp_path)
+        NodeTree.from_sysfs(tmp_path)
     (tmp_path / "sys/devices/system/cpu/online").write_text("0-3\n")
     (tmp_path / "sys/devices/system/cpu/cpu1/topology/core_id").write_text("one\n")
     with pytest.raises(FormatError, match="core_id"):
-        disc.read_sysfs_tree(tmp_path)
+        NodeTree.from_sysfs(tmp_path)
 
 
 def test_sysfs_without_core_ids(tmp_path):
     fake_sysfs(tmp_path)
     for c in range(8):
         (tmp_path / f"sys/devices/system/cpu/cpu{c}/topology/core_id").unlink()
-    t = disc.read_sysfs_tree(tmp_path)
+    t = NodeTree.from_sysfs(tmp_path)
     assert t.levels[0] == "L2Cache"
     with pytest.raises(FormatError, match="core ids"):
-        disc.read_sysfs_tree(tmp_path, pe="core")
+        NodeTree.from_sysfs(tmp_path, pe="core")
 
 
 @pytest.mark.skipif(not Path("/sys/devices/system/cpu/online").exists() or LSTOPO is None,
                     reason="needs Linux sysfs and lstopo")
 def test_sysfs_agrees_with_lstopo_on_this_machine():
-    ours = disc.read_sysfs_tree()
+    ours = NodeTree.from_sysfs()
     theirs = NodeTree.from_hwloc_xml(subprocess.run(
         [LSTOPO, "--no-io", "--of", "xml", "-"], capture_output=True, text=True, check=True).stdout)
     # lstopo may hide CPUs outside this process's cgroup; sysfs lists every online CPU.
@@ -653,24 +652,24 @@ def test_discover_falls_back_in_order(monkeypatch, tmp_path):
     monkeypatch.setattr(disc, "_xml_from_core", broken)
     monkeypatch.setattr(disc, "_xml_from_lstopo", lambda: (DATA / "host_2pu.xml").read_text())
     with pytest.warns(RuntimeWarning, match="hwloc-library failed: no hwloc today"):
-        assert disc.discover_node_tree().source == "lstopo"
+        assert NodeTree.discover().source == "lstopo"
 
     monkeypatch.setattr(disc, "_xml_from_core", lambda: None)
     monkeypatch.setattr(disc, "_xml_from_lstopo", lambda: None)
     fake_sysfs(tmp_path)
-    real_reader = disc.read_sysfs_tree
-    monkeypatch.setattr(disc, "read_sysfs_tree", lambda root, pe: real_reader(tmp_path, pe))
+    real_reader = disc.read_sysfs
+    monkeypatch.setattr(disc, "read_sysfs", lambda root, pe: real_reader(tmp_path, pe))
     if Path("/sys/devices/system/cpu").is_dir():
-        assert disc.discover_node_tree().source == "sysfs"
-        assert disc.discover_node_tree(pe="core").npes == 4
+        assert NodeTree.discover().source == "sysfs"
+        assert NodeTree.discover(pe="core").npes == 4
 
     def no_sysfs(root, pe):
         raise FormatError("sysfs unreadable")
 
-    monkeypatch.setattr(disc, "read_sysfs_tree", no_sysfs)
+    monkeypatch.setattr(disc, "read_sysfs", no_sysfs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        flat = disc.discover_node_tree()
+        flat = NodeTree.discover()
     assert flat.source == "cpu_count" and flat.levels == ("Machine",) and flat.os_index is None
 
 

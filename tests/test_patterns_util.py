@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import topomap as tm
 from topomap.cli import main as cli_main
-from topomap.patterns_util import (EVENT_DTYPE, add, events, prune, restrict, scale, summary, symmetrize,
+from topomap.patterns.util import (EVENT_DTYPE, add, events, prune, restrict, scale, summary, symmetrize,
                                    time_window)
 
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import topomap as tm
 from topomap import profiler
 from topomap.cli import main as cli_main
-from topomap.generators_collective import binomial_bcast, binomial_gather, recursive_doubling, ring_allgather
+from topomap.collectives.schedules import binomial_bcast, binomial_gather, recursive_doubling, ring_allgather
 from topomap.io.tmprof import read_tmprof, write_tmprof
 
 DATA = Path(__file__).parent / "data" / "profiler"

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import topomap as tm
-from topomap.costmodel_cui import CabinetLayout, CableCostModel, cable_report, network_cost, switch_cables
+from topomap.cabling.cui import CabinetLayout, CableCostModel, cable_report, network_cost, switch_cables
 from topomap.networks.shortcut import random_shortcut_edges
 
 # notes §1.2, G(n, log2 n): n -> (degree, diameter, ASPL)

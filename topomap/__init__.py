@@ -14,26 +14,30 @@ Examples
 2688
 """
 
-from . import generators, io, mappers  # noqa: F401  (mappers register themselves)
 from ._version import __version__
 from .compare import compare
 from .errors import (Cancelled, CoreError, CoreInputError, FormatError, MachineError, MappingError, MissingDependencyError,
                      PatternError, TopomapError)
 from .features import features
 from .machine import Allocation, Machine
-from .networks import (Circulant, Dragonfly, FatTree, GraphNetwork, Hypercube, Network, RandomShortcut, SingleNode,
-                       Torus, TreeNetwork)
 from .mapping import Mapping
 from .metrics import Evaluator, Metrics, evaluate
-from .nodetree import NodeTree
-from .pattern import Pattern
+from .networks import (Circulant, Dragonfly, FatTree, GraphNetwork, Hypercube, Network, RandomShortcut, SingleNode,
+                       Torus, TreeNetwork)
+from .networks.spec import machine
+from .node import NodeTree
 from .partition import PartitionCancelled, PartitionError, PartitionResult, partition
+from .pattern import Pattern
 from .registry import map, methods
-from .spec import machine
-from . import analysis, export, fabric  # noqa: F401  (fabric registers the file: and gpc specs)
-from . import generators_collective, generators_nas, patterns_util, profiler  # noqa: F401
-from . import mpi  # noqa: F401  (mpi4py itself is imported on first use)
-from . import hilbert  # noqa: F401
+from . import cabling, collectives, io, mappers, node, patterns  # noqa: F401  (mappers register themselves)
+from . import export, fabric, mpi, profiler  # noqa: F401  (fabric registers the file: and gpc specs; mpi4py loads on use)
+
+# The short names of the pattern modules, and those of topomap 0.1's loose modules
+generators = patterns.generators
+generators_nas = patterns.nas
+patterns_util = patterns.util
+generators_collective = collectives.schedules
+analysis = networks.analysis
 
 __all__ = [
     "Pattern", "Machine", "Allocation", "Mapping", "NodeTree", "Metrics", "Evaluator",
@@ -43,7 +47,7 @@ __all__ = [
     "GraphNetwork", "Circulant", "RandomShortcut",
     "machine", "map", "evaluate", "compare", "methods", "features", "partition", "PartitionResult",
     "generators", "generators_nas", "generators_collective", "patterns_util", "io", "fabric", "analysis", "export",
-    "profiler", "PartitionError", "PartitionCancelled",
+    "profiler", "patterns", "collectives", "cabling", "node", "networks", "mappers", "mpi", "PartitionError", "PartitionCancelled",
     "TopomapError", "PatternError", "MachineError", "MappingError", "FormatError", "MissingDependencyError",
     "CoreError", "CoreInputError", "Cancelled", "__version__",
 ]

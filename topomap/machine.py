@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _core
 from .errors import MachineError, MappingError
-from .nodetree import NodeTree
+from .node.nodetree import NodeTree
 
 if TYPE_CHECKING:
     from .networks import Network
@@ -351,20 +351,6 @@ class Allocation:
         node = self.pes // self.machine.pes_per_node
         _, first = np.unique(node, return_index=True)
         return node[np.sort(first)]
-
-    def hilbert_order(self) -> "Allocation":
-        """This allocation with its nodes along a Hilbert curve (torus or mesh machines).
-
-        Block mapping onto it is Kumar's SFC rank order; see :mod:`topomap.hilbert`.
-
-        Examples
-        --------
-        >>> import topomap as tm
-        >>> tm.machine("mesh:2x2/2").allocate(8).hilbert_order().pes.tolist()
-        [0, 1, 4, 5, 6, 7, 2, 3]
-        """
-        from .hilbert import order_allocation
-        return order_allocation(self)
 
     def __repr__(self) -> str:
         return f"Allocation({len(self)} PEs on {len(self.nodes())} nodes of {self.machine.spec!r}, policy={self.policy!r})"

@@ -100,7 +100,7 @@ def _resolve(pattern: Any, where: Any, mapping: Any) -> tuple[Pattern, Machine, 
     pat = as_pattern(pattern)
     machine = where.machine if isinstance(where, Allocation) else where
     if not isinstance(machine, Machine):
-        from .spec import machine as build
+        from .networks.spec import machine as build
         machine = build(machine)
     pe = mapping.pe_of if isinstance(mapping, Mapping) else Mapping(np.asarray(mapping)).pe_of
     if pe.shape != (pat.n,):

@@ -7,7 +7,7 @@
    profile header.  The models are the textbook algorithms of Mirsadeghi's
    thesis §4.1 (recursive doubling, ring, binomial broadcast and gather;
    notes 000 §3.1) and the MPICH binomial tree Cui's thesis §2.1 schedules
-   (notes 003 §2.1), in the same tree as topomap.generators_collective:
+   (notes 003 §2.1), in the same tree as topomap.collectives.schedules:
 
    * MPI_Bcast: binomial tree rooted at `root`.  With relative rank
      rel = (rank - root) mod p, the children of rel are rel + 2^k for every

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mpiprog import emit, main
-from topomap.mpi.discover import local_place
+from topomap.mpi.job import local_place
 
 
 def body(comm, argv):

@@ -3,7 +3,7 @@
 Each command is a module here with ``add(subparsers)``, which creates its
 parser and sets ``func``; :data:`COMMANDS` lists them in help order.  Every
 command accepts patterns as files (see ``topomap.io``) or generator specs (see
-``topomap.generators``) and machines as spec strings (see ``topomap.spec``).
+``topomap.patterns.generators``) and machines as spec strings (see ``topomap.networks.spec``).
 Bad input exits with status 2 and one line on stderr.
 """
 

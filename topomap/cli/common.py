@@ -7,11 +7,12 @@ import json
 import os
 from typing import Any
 
-from .. import generators, io
+from .. import io
+from ..patterns import generators
 from ..errors import FormatError
 from ..machine import Allocation
 from ..pattern import Pattern
-from ..spec import machine as build_machine
+from ..networks.spec import machine as build_machine
 
 
 def load_pattern(text: str) -> Pattern:

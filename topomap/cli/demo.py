@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import generators
+from ..patterns import generators
 from ..compare import DEFAULT_METHODS, compare
 from .common import add_job_arguments, allocation, rows_of, table
 

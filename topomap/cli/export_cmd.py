@@ -10,7 +10,7 @@ from ..errors import MappingError, TopomapError
 from ..export import dot, scotch, simgrid
 from ..metrics import evaluate
 from ..registry import map as run_mapper
-from ..spec import machine as build_machine
+from ..networks.spec import machine as build_machine
 from .common import add_job_arguments, allocation, load_pattern
 
 FORMATS = ("tleaf", "torus", "grf", "simgrid", "dot")

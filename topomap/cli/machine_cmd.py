@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..analysis import analyze
-from ..spec import machine as build_machine
+from ..networks.analysis import analyze
+from ..networks.spec import machine as build_machine
 from .common import print_mapping
 
 

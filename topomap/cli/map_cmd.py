@@ -24,7 +24,7 @@ from ..mapping import Mapping
 from ..metrics import evaluate
 from ..registry import MapperInfo, methods
 from ..registry import map as run_mapper
-from ..spec import machine as build_machine
+from ..networks.spec import machine as build_machine
 from .common import add_job_arguments, load_pattern, table
 
 __all__ = ["parse_options", "METRIC_COLUMNS"]

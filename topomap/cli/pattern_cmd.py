@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import io, patterns_util
+from .. import io
+from ..patterns import util as patterns_util
 from .common import load_pattern, print_mapping
 
 

@@ -20,7 +20,7 @@ from ..metrics import as_pattern, evaluate
 from ..pattern import Pattern
 from ..registry import map as run_mapper
 from ..registry import methods as registered
-from ..spec import machine as build_machine
+from ..networks.spec import machine as build_machine
 from .progress import progress_bar
 from .results import KEY, STRING_COLUMNS, file_format, load, normalize, pandas, save
 

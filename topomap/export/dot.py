@@ -4,7 +4,7 @@ Format: the DOT language (graphviz.org/doc/info/lang.html): a ``digraph``
 with one edge per directed topomap link, so the two directions of a cable
 show their own loads.  Compute nodes are boxes ``nN`` labelled ``node N``;
 switches are ellipses ``sV`` labelled ``switch V`` and their level (hop
-distance to the nearest node, see :func:`topomap.analysis.vertex_levels`).
+distance to the nearest node, see :func:`topomap.networks.analysis.vertex_levels`).
 
 Choices made here (drawing conventions, not from a source):
 
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis import vertex_levels
+from ..networks.analysis import vertex_levels
 from ..errors import MachineError
 from ..machine import Machine
 from ..metrics import Metrics

@@ -31,7 +31,7 @@ import os
 import re
 
 from ..errors import FormatError, MachineError
-from ..spec import parse_node, register_spec
+from ..networks.spec import parse_node, register_spec
 from .gpc import gpc_fabric, gpc_machine
 from .ibnetdiscover import parse_ibnetdiscover, read_ibnetdiscover
 from .json_fabric import dumps, loads, read_json, write_json
@@ -117,4 +117,4 @@ def _file_spec(kind: str, body: str, spec: str):
     fabric = read_fabric(path.strip(), options.get("format"))
     if "routes" in options:
         fabric = fabric.with_routes(read_routes(options["routes"], fabric))
-    return fabric.machine(tree, routing=options.get("routing"), spec=spec)
+    return fabric.to_network(options.get("routing")), tree

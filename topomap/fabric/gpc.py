@@ -46,12 +46,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import MachineError
-from ..spec import parse_node, register_spec
+from ..networks.spec import parse_node, register_spec
 from .model import Fabric
 
 if TYPE_CHECKING:
     from ..machine import Machine
-    from ..nodetree import NodeTree
+    from ..node.nodetree import NodeTree
 
 __all__ = ["gpc_fabric", "gpc_machine", "LEAVES", "NODES_PER_LEAF", "CORES", "LINES", "SPINES",
            "LEAVES_PER_LINE", "UPLINKS_PER_CORE", "LINE_SPINE_CABLES", "GPC_NODE"]
@@ -136,4 +136,4 @@ def _parse(kind: str, body: str, spec: str):
     except ValueError:
         raise MachineError(f"capacity {options['capacity']!r} in machine spec {spec!r} is not a number") from None
     tree = parse_node(GPC_NODE if node == "8" else node, spec)
-    return gpc_machine(tree, routing=options["routing"], capacity=capacity, spec=spec)
+    return gpc_fabric(capacity).to_network(options["routing"]), tree

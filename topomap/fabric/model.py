@@ -56,7 +56,7 @@ from ..errors import FormatError, MachineError, TopomapError
 if TYPE_CHECKING:
     from ..machine import Machine
     from ..networks.base import Network
-    from ..nodetree import NodeTree
+    from ..node.nodetree import NodeTree
 
 __all__ = ["Fabric", "FabricBuilder", "Origin", "MAX_LINKS", "parse_hop", "text_lines"]
 
@@ -351,8 +351,8 @@ class Fabric:
         """A machine of this fabric's nodes, each holding ``node`` (PEs per node, an
         hwloc synthetic string such as ``"pack:2 core:4"``, or a NodeTree)."""
         from ..machine import Machine
-        from ..nodetree import NodeTree
-        from ..spec import parse_node
+        from ..node.nodetree import NodeTree
+        from ..networks.spec import parse_node
 
         if not isinstance(node, NodeTree):
             node = parse_node(str(node), spec or "fabric")

@@ -12,7 +12,7 @@ multilevel recursive bisection of the traffic inside each group
 Pruning happens here, once, before the first split: the pattern is
 symmetrised (C + C^T, the graph the partitioner sees) and every pair whose
 bytes are below ``prune`` x the heaviest pair's is dropped
-(:func:`topomap.patterns_util.prune`); 5 % is the paper's choice.  It is
+(:func:`topomap.patterns.util.prune`); 5 % is the paper's choice.  It is
 not redone inside the groups of later splits.
 """
 
@@ -26,8 +26,8 @@ from .. import _core
 from ..errors import MappingError
 from ..machine import Allocation
 from ..pattern import Pattern
-from ..patterns_util import prune as prune_pattern
-from ..patterns_util import symmetrize
+from ..patterns.util import prune as prune_pattern
+from ..patterns.util import symmetrize
 from ..registry import register
 from ._options import core_map, is_int, is_real
 

@@ -27,6 +27,7 @@ import numpy as np
 from .. import _core
 from ..errors import MappingError
 from ..machine import Allocation
+from ..networks.hilbert import order_allocation
 from ..pattern import Pattern
 from ..registry import register
 from ._options import core_map, is_flag, is_int, is_real
@@ -227,4 +228,4 @@ def hilbert(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
     >>> tm.map(tm.generators.stencil_2d((2, 2)), alloc, method="hilbert").pe_of.tolist()
     [0, 2, 3, 1]
     """
-    return _core.map_block(pattern.n, allocation.hilbert_order().pes, capacity)
+    return _core.map_block(pattern.n, order_allocation(allocation).pes, capacity)

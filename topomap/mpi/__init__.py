@@ -33,7 +33,7 @@ True
 
 from ._collective import CollectiveError
 from .askmpi import AskMPIResult, ask_mpi
-from .discover import JobAllocation, RankPlace, discover_job, gather_places, job_allocation, parse_hosts
+from .job import JobAllocation, RankPlace, discover_job, gather_places, job_allocation, parse_hosts
 from .distgraph import by_new_rank, by_old_rank, dist_graph, handover, to_new, to_old
 from .launch import FORMATS, launcher_file, usage, write_launcher_file
 from .profile import Profile, profile

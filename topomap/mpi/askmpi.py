@@ -37,10 +37,10 @@ import numpy as np
 
 from ..machine import Machine
 from ..metrics import Metrics, evaluate
-from ..nodetree import NodeTree
+from ..node.nodetree import NodeTree
 from ..pattern import Pattern
 from ._collective import from_root, mpi
-from .discover import discover_job
+from .job import discover_job
 from .reorder import _gather_pattern, inverse
 
 __all__ = ["ask_mpi", "AskMPIResult"]

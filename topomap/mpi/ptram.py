@@ -40,7 +40,7 @@ from ..mappers._options import core_errors
 from ..mappers.ptram import DEFAULT_K, PtramResult, _check_options
 from ..metrics import as_pattern
 from ..pattern import Pattern
-from ..spec import machine as build_machine
+from ..networks.spec import machine as build_machine
 from ._collective import CollectiveError, agree, from_root, mpi
 
 __all__ = ["distributed_ptram", "leader_nodes"]

@@ -9,7 +9,7 @@ computes the permutation itself and applies it with ``MPI_Comm_split``
    (on one rank or on all), or its own row (bytes per destination rank);
    mismatches are found collectively and raise on every rank;
 2. the rows are gathered and each rank's host and binding discovered
-   (:mod:`topomap.mpi.discover`) into the job's allocation;
+   (:mod:`topomap.mpi.job`) into the job's allocation;
 3. one rank (``root``) maps the pattern onto that allocation with
    :func:`topomap.map` and a fixed seed; *process* ``p`` of the pattern is the
    role that new rank ``p`` plays, so the rank sitting on PE ``pe_of[p]`` gets
@@ -45,11 +45,11 @@ from ..errors import TopomapError
 from ..machine import Allocation, Machine
 from ..mapping import Mapping as TmMapping
 from ..metrics import Metrics, evaluate
-from ..nodetree import NodeTree
+from ..node.nodetree import NodeTree
 from ..pattern import Pattern
 from ..registry import map as run_mapper
 from ._collective import CollectiveError, agree, from_root, mpi
-from .discover import JobAllocation, discover_job
+from .job import JobAllocation, discover_job
 
 __all__ = ["reorder", "apply_order", "plan_reorder", "pattern_from_rows", "ReorderInfo", "ReorderPlan",
            "inverse"]
@@ -345,12 +345,12 @@ def reorder(comm: Any, pattern: Any = None, *, method: str, machine: "Machine | 
     method : str
         Any registered mapper (``topomap.methods()``).
     machine : Machine or spec string, optional
-        The machine the job's hosts belong to (see :mod:`topomap.mpi.discover`);
+        The machine the job's hosts belong to (see :mod:`topomap.mpi.job`);
         default one switch joining them.
     seed : int
         Mapper seed; the mapping is computed once, on ``root``.
     hosts, node, host_nodes
-        As for :func:`topomap.mpi.discover.discover_job`.
+        As for :func:`topomap.mpi.job.discover_job`.
     root : int
         The rank that maps.
     **options

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MachineError
-from ..spec import parse_node, register_spec, spec_int
+from .spec import parse_node, register_spec, spec_int
 from .base import Network
 
 ARRANGEMENTS = ("absolute", "relative", "circulant")
@@ -152,8 +152,6 @@ class Dragonfly(Network):
 def _parse(kind: str, body: str, spec: str):
     """``dragonfly:g=64,a=16,h=4,p=4[,arrangement=X][/NODE]`` or
     ``dragonfly:PRESET[,arrangement=X][/NODE]``."""
-    from ..machine import Machine
-
     head, slash, node_text = body.partition("/")
     if slash and not node_text.strip():
         raise MachineError(f"machine spec {spec!r} ends in '/' without a node description (e.g. /8)")
@@ -189,4 +187,4 @@ def _parse(kind: str, body: str, spec: str):
         raise MachineError(f"machine spec {spec!r} lacks {', '.join(k + '=' for k in missing)}: kind 'dragonfly' "
                            f"needs g=, a=, h=, p= (e.g. dragonfly:g=9,a=4,h=2,p=2)")
     node = parse_node(node_text or "1", spec)
-    return Machine(Dragonfly(**values), node, spec=spec)
+    return Dragonfly(**values), node

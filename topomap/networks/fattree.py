@@ -72,7 +72,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import MachineError
-from ..spec import parse_node, register_spec, spec_float, spec_int
+from .spec import parse_node, register_spec, spec_float, spec_int
 from .base import Network
 
 __all__ = ["FatTree", "k_ary_n_tree", "k_port_n_tree", "xgft", "tapered", "blocking", "aphid_fat_tree",
@@ -461,7 +461,7 @@ def aphid_fat_tree(taper: int = 1, untapered: bool = False, routing: str = "dmod
     :meth:`FatTree.packed_top_switches`) and Table II (links per port) except
     the printed Leaf-Agg count of the tapered trees: 7744 = 352 x 22 in the
     paper, 352 x 20 = 7040 here, the only count 64-port aggregation switches
-    allow (22 leaves x 2 + 20 up = 64); see :mod:`topomap.costmodel_aphid`.
+    allow (22 leaves x 2 + 20 up = 64); see :mod:`topomap.cabling.aphid`.
 
     Parameters
     ----------
@@ -531,8 +531,6 @@ def _split_node(body: str, spec: str) -> tuple[str, str]:
 
 @register_spec("xgft", "fattree", "aphid")
 def _parse(kind: str, body: str, spec: str):
-    from ..machine import Machine
-
     head, node_text = _split_node(body, spec)
     if kind == "xgft":
         opts = _options(head, spec, kind, ("m", "w", "p", "c", "routing", "radix"))
@@ -570,5 +568,5 @@ def _parse(kind: str, body: str, spec: str):
                                f"(e.g. aphid:taper=2)")
         taper = spec_int(opts["taper"], "aphid taper", spec) if "taper" in opts else 1
         net = aphid_fat_tree(taper, "untapered" in opts, _routing(opts, spec))
-    return Machine(net, parse_node(node_text, spec), spec=spec)
+    return net, parse_node(node_text, spec)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MachineError
-from ..spec import parse_node, register_spec, spec_int
+from .spec import parse_node, register_spec, spec_int
 from .base import Network
 
 
@@ -52,8 +52,6 @@ class Hypercube(Network):
 @register_spec("hypercube")
 def _parse(kind: str, body: str, spec: str):
     """``hypercube:DIM[/NODE]``."""
-    from ..machine import Machine
-
     dim_text, slash, node_text = body.partition("/")
     if slash and not node_text.strip():
         raise MachineError(f"machine spec {spec!r} ends in '/' without a node description (e.g. /8)")
@@ -61,4 +59,4 @@ def _parse(kind: str, body: str, spec: str):
     if dim > 26:
         raise MachineError(f"hypercube dimension {dim_text.strip()!r} in machine spec {spec!r} exceeds 26 "
                            f"(2^26 nodes x 26 links is the int32 link-id limit)")
-    return Machine(Hypercube(dim), parse_node(node_text or "1", spec), spec=spec)
+    return Hypercube(dim), parse_node(node_text or "1", spec)

@@ -49,7 +49,7 @@ import numpy as np
 
 from .._rng import splitmix64, stream_seed
 from ..errors import MachineError
-from ..spec import parse_node, register_spec, spec_int
+from .spec import parse_node, register_spec, spec_int
 from .base import Network
 from .graph import GraphNetwork
 
@@ -312,19 +312,15 @@ def _split_node(body: str, spec: str) -> tuple[str, Any]:
 
 @register_spec("circulant")
 def _circulant(kind: str, body: str, spec: str):
-    from ..machine import Machine
-
     head, node = _split_node(body, spec)
     n_text, colon, jump_text = head.partition(":")
     n = spec_int(n_text, "circulant size", spec)
     jumps = [spec_int(t, "circulant jump", spec) for t in jump_text.split(",")] if colon else None
-    return Machine(Circulant(n, None if jumps is None else tuple(jumps)), node, spec=spec)
+    return Circulant(n, None if jumps is None else tuple(jumps)), node
 
 
 @register_spec("shortcut")
 def _shortcut(kind: str, body: str, spec: str):
-    from ..machine import Machine
-
     head, node = _split_node(body, spec)
     opts: dict[str, int] = {}
     for item in head.split(","):
@@ -344,4 +340,4 @@ def _shortcut(kind: str, body: str, spec: str):
     d = opts.get("d", 2 * math.ceil(math.log2(max(n, 2))) - 1)
     if opts.get("repair", 1) not in (0, 1):
         raise MachineError(f"shortcut option repair must be 0 or 1 in machine spec {spec!r}")
-    return Machine(RandomShortcut(n, d, opts.get("seed", 0), bool(opts.get("repair", 1))), node, spec=spec)
+    return RandomShortcut(n, d, opts.get("seed", 0), bool(opts.get("repair", 1))), node

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MachineError
-from ..spec import grid, parse_node, register_spec
+from .spec import grid, parse_node, register_spec
 from .base import Network
 
 
@@ -50,11 +50,9 @@ class Torus(Network):
 
 @register_spec("torus", "mesh")
 def _parse(kind: str, body: str, spec: str):
-    from ..machine import Machine
-
     shape, slash, node_text = body.partition("/")
     if slash and not node_text.strip():
         raise MachineError(f"machine spec {spec!r} ends in '/' without a node description (e.g. /8)")
     dims = grid(shape, spec)
     node = parse_node(node_text or "1", spec)
-    return Machine(Torus(dims, tuple([kind == "torus"] * len(dims))), node, spec=spec)
+    return Torus(dims, tuple([kind == "torus"] * len(dims))), node

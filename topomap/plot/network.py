@@ -179,7 +179,7 @@ def machine_links(machine: "Machine | str", load: Any = None, *, ax: Any = None,
     from matplotlib.collections import LineCollection
     from matplotlib.colors import Normalize
 
-    from ..spec import machine as build_machine
+    from ..networks.spec import machine as build_machine
 
     machine = build_machine(machine)
     if layout not in LAYOUTS:

@@ -42,9 +42,9 @@ from typing import Iterator
 
 import numpy as np
 
-from .errors import PatternError
-from .generators import _check_n, _check_positive, _is_int
-from .pattern import Pattern
+from ..errors import PatternError
+from ..patterns.generators import _check_n, _check_positive, _is_int
+from ..pattern import Pattern
 
 __all__ = ["Schedule", "binomial_bcast", "binomial_gather", "recursive_doubling", "ring_allgather", "bruck"]
 
@@ -64,7 +64,7 @@ class Schedule:
 
     Examples
     --------
-    >>> from topomap.generators_collective import binomial_bcast
+    >>> from topomap.collectives.schedules import binomial_bcast
     >>> s = binomial_bcast(8, bytes=10)
     >>> len(s), [st.nnz for st in s], s.total.total_bytes
     (3, [1, 2, 4], 70.0)
@@ -128,7 +128,7 @@ def binomial_bcast(n: int, bytes: float = 1.0, root: int = 0) -> Schedule:
 
     Examples
     --------
-    >>> from topomap.generators_collective import binomial_bcast
+    >>> from topomap.collectives.schedules import binomial_bcast
     >>> [st.to_dense().nonzero()[1].tolist() for st in binomial_bcast(8)]   # receivers per stage
     [[4], [2, 6], [1, 3, 5, 7]]
     """
@@ -150,7 +150,7 @@ def binomial_gather(n: int, bytes: float = 1.0, root: int = 0) -> Schedule:
 
     Examples
     --------
-    >>> from topomap.generators_collective import binomial_gather
+    >>> from topomap.collectives.schedules import binomial_gather
     >>> s = binomial_gather(8, bytes=1)
     >>> [sorted(st.bytes.tolist()) for st in s]        # messages grow toward the root
     [[1.0, 1.0, 1.0, 1.0], [2.0, 2.0], [4.0]]
@@ -181,7 +181,7 @@ def recursive_doubling(n: int, bytes: float = 1.0, op: str = "allreduce") -> Sch
 
     Examples
     --------
-    >>> from topomap.generators_collective import recursive_doubling
+    >>> from topomap.collectives.schedules import recursive_doubling
     >>> [st.total_bytes for st in recursive_doubling(4, bytes=3, op="allgather")]
     [12.0, 24.0]
     >>> recursive_doubling(8).total.nnz        # P log2 P unicasts
@@ -204,7 +204,7 @@ def ring_allgather(n: int, bytes: float = 1.0) -> Schedule:
 
     Examples
     --------
-    >>> from topomap.generators_collective import ring_allgather
+    >>> from topomap.collectives.schedules import ring_allgather
     >>> s = ring_allgather(4, bytes=2)
     >>> len(s), float(s.total.to_dense()[3, 0]), s.total.msgs.tolist()
     (3, 6.0, [3.0, 3.0, 3.0, 3.0])
@@ -230,7 +230,7 @@ def bruck(n: int, bytes: float = 1.0, op: str = "alltoall") -> Schedule:
 
     Examples
     --------
-    >>> from topomap.generators_collective import bruck
+    >>> from topomap.collectives.schedules import bruck
     >>> s = bruck(8, op="alltoall")
     >>> [st.total_bytes for st in s]          # n/2 blocks per rank per stage
     [32.0, 32.0, 32.0]

@@ -14,7 +14,7 @@ Where the pieces come from:
   consecutive ranks per host), e.g. ``n[0-1]*4`` = ``n0`` x4, ``n1`` x4.
   The variable is indexed by ``MPI.COMM_WORLD`` rank, the argument by rank
   in the communicator passed.
-* **binding**: ``os.sched_getaffinity(0)`` (:func:`topomap.discover.current_binding`);
+* **binding**: ``os.sched_getaffinity(0)`` (:func:`topomap.node.discover.current_binding`);
   on Linux this is the same mask ``hwloc_get_cpubind`` reads.
 * **node tree** (inside a host): the user's machine's node tree; or, with no
   machine, ``NodeTree.discover()`` (libhwloc when topomap was built with it,
@@ -36,7 +36,7 @@ Examples
 --------
 Eight ranks on two fake hosts, without MPI:
 
->>> from topomap.mpi.discover import RankPlace, job_allocation, parse_hosts
+>>> from topomap.mpi.job import RankPlace, job_allocation, parse_hosts
 >>> places = [RankPlace(h, (0, 1), 2) for h in parse_hosts("n[0-1]*4")]
 >>> job = job_allocation(places)
 >>> job.allocation.pes.tolist(), job.node_hosts, job.placement
@@ -52,14 +52,14 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..discover import current_binding
+from ..node.discover import current_binding
 from ..errors import MachineError, TopomapError
 from ..fabric.slurm import expand_hostlist
 from ..machine import Allocation, Machine
 from ..networks import SingleNode, TreeNetwork
-from ..nodetree import NodeTree
-from ..spec import machine as build_machine
-from ..spec import parse_node
+from ..node.nodetree import NodeTree
+from ..networks.spec import machine as build_machine
+from ..networks.spec import parse_node
 from ._collective import agree, mpi
 
 __all__ = ["RankPlace", "JobAllocation", "parse_hosts", "local_place", "gather_places", "job_allocation",

@@ -103,9 +103,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ._rng import _check_seed, stream_seed, uniform
-from .errors import PatternError
-from .pattern import Pattern
+from .._rng import _check_seed, stream_seed, uniform
+from ..errors import PatternError
+from ..pattern import Pattern
 
 __all__ = [
     "stencil_2d",
@@ -349,7 +349,7 @@ def stencil_2d(
     Examples
     --------
     >>> import numpy as np
-    >>> from topomap.generators import stencil_2d
+    >>> from topomap.patterns.generators import stencil_2d
     >>> pat = stencil_2d((3, 3))
     >>> np.diff(pat.indptr).tolist()           # corners 2, edges 3, centre 4
     [2, 3, 2, 3, 4, 3, 2, 3, 2]
@@ -399,7 +399,7 @@ def stencil_3d(
     Examples
     --------
     >>> import numpy as np
-    >>> from topomap.generators import stencil_3d
+    >>> from topomap.patterns.generators import stencil_3d
     >>> pat = stencil_3d((4, 4, 4), points=15, periodic=True)
     >>> sorted(set(np.diff(pat.indptr).tolist()))
     [14]
@@ -449,7 +449,7 @@ def moore(
     Examples
     --------
     >>> import numpy as np
-    >>> from topomap.generators import moore
+    >>> from topomap.patterns.generators import moore
     >>> pat = moore((8, 8), r=2)
     >>> sorted(set(np.diff(pat.indptr).tolist()))    # 5**2 - 1
     [24]
@@ -500,7 +500,7 @@ def random_sparse(n: int, p: float, seed: int = 0, bytes: float = 1.0) -> Patter
 
     Examples
     --------
-    >>> from topomap.generators import random_sparse
+    >>> from topomap.patterns.generators import random_sparse
     >>> a = random_sparse(100, 0.05, seed=1)
     >>> b = random_sparse(100, 0.05, seed=1)
     >>> bool((a.indices == b.indices).all()), 300 < a.nnz < 700
@@ -569,7 +569,7 @@ def subcomm_alltoall(dims: Sequence[int], axes: int | Sequence[int], bytes: floa
 
     Examples
     --------
-    >>> from topomap.generators import subcomm_alltoall
+    >>> from topomap.patterns.generators import subcomm_alltoall
     >>> pat = subcomm_alltoall((2, 3), axes=1)    # columns {0, 2, 4} and {1, 3, 5}
     >>> pat.indices[pat.indptr[0]:pat.indptr[1]].tolist()
     [2, 4]
@@ -676,7 +676,7 @@ def from_spec(spec: str) -> Pattern:
 
     Examples
     --------
-    >>> from topomap.generators import from_spec
+    >>> from topomap.patterns.generators import from_spec
     >>> from_spec("stencil3d:4x4x4:27,periodic").nnz
     1664
     >>> from_spec("random:64:p=0.1,seed=3").provenance["seed"]

@@ -52,9 +52,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import _rng
-from .errors import MachineError
-from .machine import Machine
+from .. import _rng
+from ..errors import MachineError
+from ..machine import Machine
 
 __all__ = ["analyze", "bisection", "vertex_levels", "Cut"]
 

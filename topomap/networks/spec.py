@@ -31,23 +31,27 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import MachineError
-from .machine import Machine
-from .nodetree import NodeTree
+from ..errors import MachineError
+from ..machine import Machine
+from ..node.nodetree import NodeTree
+from .base import Network
+from .single import SingleNode
+from .tree import TreeNetwork
 
 __all__ = ["machine", "parse_node", "register_spec", "spec_int", "spec_float", "grid"]
 
-_KINDS: dict[str, Callable[[str, str, str], Machine]] = {}
+Parser = Callable[[str, str, str], "tuple[Network, NodeTree]"]
+_KINDS: dict[str, Parser] = {}
 _BARE: set[str] = set()
 
 
 def register_spec(*kinds: str, bare: bool = False) -> Callable:
-    """Decorator: ``parser(kind, body, spec) -> Machine`` handles ``KIND:BODY`` specs.
+    """Decorator: ``parser(kind, body, spec) -> (network, node tree)`` handles ``KIND:BODY`` specs.
 
     With ``bare=True`` the kind also stands alone, as ``KIND`` or ``KIND/NODE``
     (a preset such as ``gpc/8``); its parser then gets ``""`` or ``"/NODE"``.
     """
-    def deco(parser: Callable[[str, str, str], Machine]) -> Callable[[str, str, str], Machine]:
+    def deco(parser: Parser) -> Parser:
         for kind in kinds:
             if kind in _KINDS:
                 raise ValueError(f"machine spec kind {kind!r} is registered twice")
@@ -102,9 +106,7 @@ def grid(body: str, spec: str) -> tuple[int, ...]:
 
 
 @register_spec("hierarchy")
-def _hierarchy(kind: str, body: str, spec: str) -> Machine:
-    from .networks import SingleNode, TreeNetwork
-
+def _hierarchy(kind: str, body: str, spec: str) -> tuple[Network, NodeTree]:
     opts = body.split(",")
     main, extra = opts[0], opts[1:]
     node_levels = 1
@@ -136,21 +138,17 @@ def _hierarchy(kind: str, body: str, spec: str) -> Machine:
                                  names=[f"level{i}" for i in range(node_levels - 1, 0, -1)] + ["PE"])
     up = arities[node_levels:]
     net = TreeNetwork(tuple(up), tuple(dists[node_levels:])) if up else SingleNode()
-    return Machine(net, node, spec=spec)
+    return net, node
 
 
 @register_spec("tree")
-def _tree(kind: str, body: str, spec: str) -> Machine:
-    from .networks import SingleNode
-
-    return Machine(SingleNode(), parse_node(body, spec, cost=None), spec=spec)
+def _tree(kind: str, body: str, spec: str) -> tuple[Network, NodeTree]:
+    return SingleNode(), parse_node(body, spec, cost=None)
 
 
 @register_spec("xml")
-def _xml(kind: str, body: str, spec: str) -> Machine:
-    from .networks import SingleNode
-
-    return Machine(SingleNode(), NodeTree.from_hwloc_xml(body), spec=spec)
+def _xml(kind: str, body: str, spec: str) -> tuple[Network, NodeTree]:
+    return SingleNode(), NodeTree.from_hwloc_xml(body)
 
 
 def machine(spec: "str | Machine") -> Machine:
@@ -171,10 +169,8 @@ def machine(spec: "str | Machine") -> Machine:
     spec = spec.strip()
     kind, sep, body = spec.partition(":")
     kind = kind.lower()
-    from . import networks  # noqa: F401  (each kind registers its specs)
-
     if kind == "discover" and not sep:
-        return Machine(networks.SingleNode(), NodeTree.discover(), spec=spec)
+        return Machine(SingleNode(), NodeTree.discover(), spec=spec)
     head, slash, rest = spec.partition("/")
     if not sep and head.lower() in _BARE:
         kind, body = head.lower(), slash + rest
@@ -184,7 +180,8 @@ def machine(spec: "str | Machine") -> Machine:
         raise MachineError(f"unknown machine kind {kind!r} in spec {spec!r}; known: "
                            f"{', '.join(sorted([*_KINDS, 'discover']))}")
     try:
-        return _KINDS[kind](kind, body, spec)
+        network, node = _KINDS[kind](kind, body, spec)
+        return Machine(network, node, spec=spec)
     except MachineError as exc:
         if spec in str(exc):
             raise

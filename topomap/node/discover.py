@@ -1,12 +1,12 @@
 """Find the node tree of the machine this process runs on.
 
-:func:`discover_node_tree` tries, in order, and records the winner in
-``NodeTree.source``:
+:func:`discover` (behind :meth:`topomap.NodeTree.discover`) tries, in order,
+and records the winner as the ``source``:
 
 1. ``"hwloc-library"``: the C core's ``hwloc_topology_xml()`` when it was built
    with libhwloc;
 2. ``"lstopo"``: ``lstopo-no-graphics --of xml`` (or ``lstopo``) on ``PATH``;
-3. ``"sysfs"``: Linux ``/sys/devices/system/{cpu,node}`` (:func:`read_sysfs_tree`);
+3. ``"sysfs"``: Linux ``/sys/devices/system/{cpu,node}`` (:func:`read_sysfs`);
 4. ``"cpu_count"``: a flat node of ``os.cpu_count()`` PEs.
 
 A method that is available but fails emits a :class:`RuntimeWarning` naming the
@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import FormatError, MachineError, TopomapError
-from .hwloc_xml import parse_hwloc_xml
-from .nodetree import MAX_PES, NodeTree
+from ..errors import FormatError, MachineError, TopomapError
+from .hwloc_xml import read_hwloc_xml
+from .levels import MAX_PES, Grouping
 
-__all__ = ["discover_node_tree", "read_sysfs_tree", "current_binding"]
+__all__ = ["discover", "read_sysfs", "current_binding"]
 
 _LSTOPO_TIMEOUT_S = 30
 _CPU_DIR = re.compile(r"cpu([0-9]+)")
@@ -37,7 +37,7 @@ _NODE_DIR = re.compile(r"node([0-9]+)")
 
 def _xml_from_core() -> str | None:
     try:
-        from . import _core
+        from .. import _core
     except ImportError:
         return None
     fn = getattr(_core, "hwloc_topology_xml", None)
@@ -64,8 +64,8 @@ def _warn(method: str, err: BaseException) -> None:
     warnings.warn(f"topology discovery via {method} failed: {err}", RuntimeWarning, stacklevel=3)
 
 
-def discover_node_tree(pe: str = "pu") -> NodeTree:
-    """The node tree of this machine.
+def discover(pe: str = "pu") -> Grouping:
+    """The PEs and levels of this machine.
 
     Parameters
     ----------
@@ -75,30 +75,29 @@ def discover_node_tree(pe: str = "pu") -> NodeTree:
 
     Returns
     -------
-    NodeTree
+    Grouping
         ``source`` is ``"hwloc-library"``, ``"lstopo"``, ``"sysfs"`` or
         ``"cpu_count"``.
 
     Examples
     --------
-    >>> t = discover_node_tree()
-    >>> t.source in ("hwloc-library", "lstopo", "sysfs", "cpu_count")
+    >>> discover().source in ("hwloc-library", "lstopo", "sysfs", "cpu_count")
     True
     """
     for label, fetch in (("hwloc-library", _xml_from_core), ("lstopo", _xml_from_lstopo)):
         try:
             xml = fetch()
             if xml is not None:
-                return parse_hwloc_xml(xml, pe=pe, label=label)
+                return read_hwloc_xml(xml, pe=pe, label=label)
         except (OSError, RuntimeError, subprocess.SubprocessError, TopomapError) as err:
             _warn(label, err)
     if Path("/sys/devices/system/cpu").is_dir():
         try:
-            return read_sysfs_tree("/", pe=pe)
+            return read_sysfs("/", pe=pe)
         except (OSError, TopomapError) as err:
             _warn("sysfs", err)
     npes = os.cpu_count() or 1
-    return NodeTree("PU", ("Machine",), np.zeros((1, npes), dtype=np.int32), source="cpu_count")
+    return Grouping(np.zeros((1, npes), dtype=np.int64), ["Machine"], "PU", None, "cpu_count")
 
 
 def current_binding() -> list[int]:
@@ -161,8 +160,8 @@ def _labels(values: list[object | None]) -> np.ndarray | None:
     return np.asarray([ids.setdefault(v, len(ids)) for v in values], dtype=np.int64)
 
 
-def read_sysfs_tree(root: str | os.PathLike[str] = "/", pe: str = "pu") -> NodeTree:
-    """Build the node tree from Linux sysfs, restricted to online CPUs.
+def read_sysfs(root: str | os.PathLike[str] = "/", pe: str = "pu") -> Grouping:
+    """The PEs and levels Linux sysfs describes, restricted to online CPUs.
 
     Parameters
     ----------
@@ -175,7 +174,7 @@ def read_sysfs_tree(root: str | os.PathLike[str] = "/", pe: str = "pu") -> NodeT
 
     Returns
     -------
-    NodeTree
+    Grouping
         Candidate levels Core, L2Cache, L3Cache, NUMANode, Die and Package are
         taken from ``cpuN/topology/{core_id,die_id,physical_package_id}``,
         ``cpuN/cache/indexM/{level,type,shared_cpu_list}`` (data and unified
@@ -183,7 +182,7 @@ def read_sysfs_tree(root: str | os.PathLike[str] = "/", pe: str = "pu") -> NodeT
         skipped.  Levels are stacked finest first; one that does not nest in the
         level below (e.g. a NUMA node splitting an L3) is skipped.  PEs are
         ordered as hwloc would (by first CPU of each ancestor, top-down), and
-        redundant levels merged.  ``source`` is ``"sysfs"``.
+        :meth:`~topomap.NodeTree.from_groups` merges redundant levels.  ``source`` is ``"sysfs"``.
 
     Raises
     ------
@@ -193,8 +192,7 @@ def read_sysfs_tree(root: str | os.PathLike[str] = "/", pe: str = "pu") -> NodeT
     Examples
     --------
     >>> import sys
-    >>> t = read_sysfs_tree() if sys.platform == "linux" else NodeTree.flat(1)
-    >>> t.npes >= 1
+    >>> sys.platform != "linux" or read_sysfs().groups.shape[1] >= 1
     True
     """
     kind = pe.lower() if isinstance(pe, str) else None
@@ -275,7 +273,7 @@ def read_sysfs_tree(root: str | os.PathLike[str] = "/", pe: str = "pu") -> NodeT
         _, first = np.unique(groups[0], return_index=True)
         first.sort()
         groups, os_index, names, pe_type = groups[1:, first], os_index[first], names[1:], "Core"
-    return NodeTree.from_groups(groups, names, pe_type, None, os_index, "sysfs")
+    return Grouping(groups, names, pe_type, os_index, "sysfs")
 
 
 def _coarsens(upper: np.ndarray, lower: np.ndarray) -> bool:

@@ -7,7 +7,7 @@ below are those of the NPB 3.x MPI reference code; the volumes are bytes
 per iteration (8-byte doubles, 16-byte complex) from the same loops, with
 the simplifications listed per generator.  Collectives other than FT's
 transposes are not included: add them with
-:mod:`topomap.generators_collective` and :func:`topomap.patterns_util.add`.
+:mod:`topomap.collectives.schedules` and :func:`topomap.patterns.util.add`.
 
 Process layouts (``me`` = MPI rank)
 -----------------------------------
@@ -60,9 +60,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import PatternError
+from ..errors import PatternError
 from .generators import _check_n
-from .pattern import Pattern
+from ..pattern import Pattern
 
 __all__ = ["nas_cg", "nas_mg", "nas_ft", "nas_lu", "nas_bt", "nas_sp"]
 
@@ -99,7 +99,7 @@ def nas_cg(nprocs: int, cls: str = "A") -> Pattern:
 
     Examples
     --------
-    >>> from topomap.generators_nas import nas_cg
+    >>> from topomap.patterns.nas import nas_cg
     >>> pat = nas_cg(4, "S")              # 2 x 2 grid: one row partner, one transpose partner
     >>> pat.indices[pat.indptr[1]:pat.indptr[2]].tolist()
     [0, 2]
@@ -157,7 +157,7 @@ def nas_mg(nprocs: int, cls: str = "A") -> Pattern:
 
     Examples
     --------
-    >>> from topomap.generators_nas import nas_mg
+    >>> from topomap.patterns.nas import nas_mg
     >>> pat = nas_mg(8, "S")              # 2 x 2 x 2 grid: each neighbour is reached twice (+1 and -1)
     >>> sorted(set(pat.msgs.tolist())), pat.nnz
     ([2.0], 24)
@@ -187,7 +187,7 @@ def nas_ft(nprocs: int, cls: str = "A") -> Pattern:
 
     Examples
     --------
-    >>> from topomap.generators_nas import nas_ft
+    >>> from topomap.patterns.nas import nas_ft
     >>> nas_ft(4, "S").nnz                     # 1-D layout: everyone to everyone
     12
     >>> pat = nas_ft(128, "S")                 # 2-D layout: 64 x 2 groups
@@ -221,7 +221,7 @@ def nas_lu(nprocs: int, cls: str = "A") -> Pattern:
 
     Examples
     --------
-    >>> from topomap.generators_nas import nas_lu
+    >>> from topomap.patterns.nas import nas_lu
     >>> pat = nas_lu(8, "S")                   # xdim 4, ydim 2, not periodic
     >>> pat.indices[pat.indptr[0]:pat.indptr[1]].tolist()    # rank 0: south 1, east 4
     [1, 4]
@@ -268,7 +268,7 @@ def nas_bt(nprocs: int, cls: str = "A", forward: float = 30, backward: float = 5
 
     Examples
     --------
-    >>> from topomap.generators_nas import nas_bt
+    >>> from topomap.patterns.nas import nas_bt
     >>> pat = nas_bt(9, "S")
     >>> pat.indices[pat.indptr[4]:pat.indptr[5]].tolist()    # rank 4 = (1, 1): six neighbours
     [1, 2, 3, 5, 6, 7]
@@ -281,7 +281,7 @@ def nas_sp(nprocs: int, cls: str = "A", forward: float = 22, backward: float = 1
 
     Examples
     --------
-    >>> from topomap.generators_nas import nas_sp, nas_bt
+    >>> from topomap.patterns.nas import nas_sp, nas_bt
     >>> bool((nas_sp(16).indices == nas_bt(16).indices).all())
     True
     """

@@ -28,7 +28,7 @@ power model, so none is offered.
 Examples
 --------
 >>> import topomap as tm
->>> from topomap.costmodel_cui import cable_report
+>>> from topomap.cabling.cui import cable_report
 >>> rep = cable_report(tm.Circulant(64))
 >>> rep["cables"], rep["intra_cabinet"], round(rep["average_m"], 2)
 (352, 136, 3.03)
@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import MachineError
+from ..errors import MachineError
 
 __all__ = ["CabinetLayout", "CableCostModel", "switch_cables", "cable_report", "network_cost"]
 
@@ -53,7 +53,7 @@ class CabinetLayout:
 
     Examples
     --------
-    >>> from topomap.costmodel_cui import CabinetLayout
+    >>> from topomap.cabling.cui import CabinetLayout
     >>> lay = CabinetLayout()
     >>> lay.grid(1024)                      # 128 cabinets on a 12 x 11 grid
     (12, 11)
@@ -134,8 +134,8 @@ def switch_cables(network: Any) -> tuple[np.ndarray, np.ndarray, int]:
     node is its own switch.  A cable is a pair of opposite links: between two
     switches there are as many cables as the larger of the two link counts.
     """
-    from .machine import Machine
-    from .networks import GraphNetwork
+    from ..machine import Machine
+    from ..networks import GraphNetwork
 
     if isinstance(network, Machine):
         g = network.links()
@@ -170,7 +170,7 @@ def cable_report(network: Any, layout: CabinetLayout = CabinetLayout()) -> dict[
     Examples
     --------
     >>> import topomap as tm
-    >>> from topomap.costmodel_cui import CabinetLayout, cable_report
+    >>> from topomap.cabling.cui import CabinetLayout, cable_report
     >>> round(cable_report(tm.Circulant(1024), CabinetLayout(order="snake"))["average_m"], 2)
     5.95
     """
@@ -200,7 +200,7 @@ def network_cost(network: Any, layout: CabinetLayout = CabinetLayout(), model: C
     Examples
     --------
     >>> import topomap as tm
-    >>> from topomap.costmodel_cui import network_cost
+    >>> from topomap.cabling.cui import network_cost
     >>> c, r = network_cost(tm.Circulant(1024)), network_cost(tm.RandomShortcut(1024, 19))
     >>> c["ports"], c["switch_cost"] == r["switch_cost"], round(1 - c["total"] / r["total"], 2)
     (20, True, 0.09)

@@ -15,24 +15,23 @@ axis, wrap-around links are ignored.  The C code is csrc/core/hilbert.c.
 Examples
 --------
 >>> import topomap as tm
->>> tm.hilbert.index([[0, 0], [0, 1], [1, 1], [1, 0]], bits=1).tolist()
+>>> from topomap.networks import hilbert
+>>> hilbert.index([[0, 0], [0, 1], [1, 1], [1, 0]], bits=1).tolist()
 [0, 1, 2, 3]
->>> alloc = tm.machine("mesh:4x4").allocate(16)
->>> alloc.hilbert_order().pes.tolist()
+>>> hilbert.order_allocation(tm.machine("mesh:4x4").allocate(16)).pes.tolist()
 [0, 1, 5, 4, 8, 12, 13, 9, 10, 14, 15, 11, 7, 6, 2, 3]
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from . import _core
-from .errors import CoreInputError, MappingError
-
-if TYPE_CHECKING:
-    from .machine import Allocation, Machine
+from .. import _core
+from ..errors import CoreInputError, MappingError
+from ..machine import Allocation, Machine
+from .torus import Torus
 
 __all__ = ["index", "node_order", "order_allocation", "torus_dims"]
 
@@ -58,7 +57,7 @@ def index(coords: Any, bits: int | None = None) -> np.ndarray:
     --------
     >>> import numpy as np, topomap as tm
     >>> pts = np.array([(x, y) for x in range(4) for y in range(4)])
-    >>> order = pts[np.argsort(tm.hilbert.index(pts))]
+    >>> order = pts[np.argsort(tm.networks.hilbert.index(pts))]
     >>> bool((np.abs(np.diff(order, axis=0)).sum(axis=1) == 1).all())   # unit steps
     True
     """
@@ -82,17 +81,15 @@ def index(coords: Any, bits: int | None = None) -> np.ndarray:
         raise MappingError(str(exc)) from None
 
 
-def torus_dims(machine: "Machine") -> tuple[int, ...]:
+def torus_dims(machine: Machine) -> tuple[int, ...]:
     """The dimensions of a torus or mesh machine; MappingError for any other kind."""
-    from .networks import Torus
-
     if not isinstance(machine.network, Torus):
         raise MappingError(f"Hilbert ordering needs node coordinates, i.e. a torus or mesh machine; "
                            f"{machine.spec!r} is a {machine.network.kind} network")
     return tuple(int(d) for d in machine.network.dims)
 
 
-def node_order(machine: "Machine", nodes: Any) -> np.ndarray:
+def node_order(machine: Machine, nodes: Any) -> np.ndarray:
     """Positions in ``nodes`` sorted along the Hilbert curve of a torus or mesh.
 
     Node ids follow the shared numbering ``x0 + d0 * (x1 + d1 * x2 ...)``.
@@ -100,7 +97,7 @@ def node_order(machine: "Machine", nodes: Any) -> np.ndarray:
     Examples
     --------
     >>> import topomap as tm
-    >>> tm.hilbert.node_order(tm.machine("mesh:2x2"), [3, 2, 1, 0]).tolist()
+    >>> tm.networks.hilbert.node_order(tm.machine("mesh:2x2"), [3, 2, 1, 0]).tolist()
     [3, 1, 0, 2]
     """
     dims = torus_dims(machine)
@@ -110,14 +107,19 @@ def node_order(machine: "Machine", nodes: Any) -> np.ndarray:
         raise MappingError(str(exc)) from None
 
 
-def order_allocation(allocation: "Allocation") -> "Allocation":
+def order_allocation(allocation: Allocation) -> Allocation:
     """The allocation with its nodes in Hilbert order, each node's PEs in their order.
 
-    Block mapping onto the result is Kumar's SFC rank order; see
-    :meth:`topomap.Allocation.hilbert_order`.
-    """
-    from .machine import Allocation
+    Block mapping onto the result is Kumar's SFC rank order (the ``hilbert``
+    mapper).
 
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> from topomap.networks.hilbert import order_allocation
+    >>> order_allocation(tm.machine("mesh:2x2/2").allocate(8)).pes.tolist()
+    [0, 1, 4, 5, 6, 7, 2, 3]
+    """
     m = allocation.machine
     node = allocation.pes // m.pes_per_node
     nodes = allocation.nodes()

@@ -1,7 +1,8 @@
 """Read hwloc XML exports (1.x, 2.x, 3.x) with :mod:`xml.etree.ElementTree` only.
 
-The CPU tree (Machine, Package/Socket, Die, Group, caches, Core, PU) becomes a
-:class:`~topomap.nodetree.NodeTree`:
+The CPU tree (Machine, Package/Socket, Die, Group, caches, Core, PU) becomes
+the :class:`~topomap.node.levels.Grouping` of a :class:`~topomap.NodeTree`
+(:meth:`topomap.NodeTree.from_hwloc_xml`):
 
 * PUs are the leaves, in document order (hwloc logical order).
 * Each nesting depth of CPU objects is one level; a CPU object with NUMA memory
@@ -27,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import FormatError, MachineError
-from .nodetree import MAX_LEVELS, MAX_PES, NodeTree, normalize_type
+from ..errors import FormatError, MachineError
+from .levels import MAX_LEVELS, MAX_PES, Grouping, normalize_type
 
-__all__ = ["parse_hwloc_xml"]
+__all__ = ["read_hwloc_xml"]
 
 _CPU_TYPES = frozenset(
     ["System", "Machine", "Package", "Socket", "Die", "Group", "Cache", "Core", "PU"]
@@ -118,10 +119,10 @@ def _is_cpu(obj: ET.Element) -> bool:
     return kind == "NUMANode" and any(c.get("type") in _CPU_TYPES for c in obj.findall("object"))
 
 
-def parse_hwloc_xml(
+def read_hwloc_xml(
     source: str | os.PathLike[str] | bytes, pe: str = "pu", label: str | None = None
-) -> NodeTree:
-    """Build the node tree of an hwloc XML export.
+) -> Grouping:
+    """The PEs and levels of an hwloc XML export (see :meth:`topomap.NodeTree.from_hwloc_xml`).
 
     Parameters
     ----------
@@ -136,8 +137,8 @@ def parse_hwloc_xml(
 
     Returns
     -------
-    NodeTree
-        Default costs ``1..L``.
+    Grouping
+        One column per PE in hwloc logical order, levels bottom-up.
 
     Raises
     ------
@@ -151,21 +152,12 @@ def parse_hwloc_xml(
 
     Examples
     --------
-    >>> xml = '''<topology version="2.0">
-    ...  <object type="Machine" os_index="0">
-    ...   <object type="Package" os_index="0">
-    ...    <object type="NUMANode" os_index="0"/>
-    ...    <object type="Core" os_index="0"><object type="PU" os_index="0"/></object>
-    ...    <object type="Core" os_index="1"><object type="PU" os_index="1"/></object>
-    ...   </object>
-    ...   <object type="Package" os_index="1">
-    ...    <object type="NUMANode" os_index="1"/>
-    ...    <object type="Core" os_index="2"><object type="PU" os_index="2"/></object>
-    ...   </object>
-    ...  </object></topology>'''
-    >>> t = parse_hwloc_xml(xml)
-    >>> t.levels, t.groups.tolist(), t.os_index.tolist()
-    (('Package+NUMANode', 'Machine'), [[0, 0, 1], [0, 0, 0]], [0, 1, 2])
+    >>> xml = '''<topology version="2.0"><object type="Machine" os_index="0">
+    ...   <object type="Core" os_index="0"><object type="PU" os_index="0"/>
+    ...     <object type="PU" os_index="1"/></object></object></topology>'''
+    >>> g = read_hwloc_xml(xml, label="mine")
+    >>> g.levels, g.groups.tolist(), g.os_index.tolist(), g.source
+    (['Core', 'Machine'], [[0, 0], [0, 0]], [0, 1], 'mine')
     """
     root, where_from = _load(source)
     want = normalize_type(pe) if isinstance(pe, str) else None
@@ -225,7 +217,7 @@ def _tree(
     want: str,
     where_from: str,
     label: str,
-) -> NodeTree:
+) -> Grouping:
     names = [n for _, n in chains[0]]
     for chain, osi in zip(chains, os_indices):
         if [n for _, n in chain] != names:
@@ -254,4 +246,4 @@ def _tree(
         groups[k] = [ids.setdefault(key, len(ids)) for key in keys]
     levels = [names[depth - 1 - k] for k in range(depth)]
     os_index = np.asarray([os_indices[c] for c in first_pu.values()], dtype=np.int64)
-    return NodeTree.from_groups(groups, levels, want, None, os_index, label)
+    return Grouping(groups, levels, want, os_index, label)

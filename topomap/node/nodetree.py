@@ -38,55 +38,20 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .errors import MachineError
+from ..errors import MachineError
+from . import discover as _discover
+from .hwloc_xml import read_hwloc_xml
+from .levels import MAX_LEVELS, MAX_PES, Grouping, normalize_type
 
 __all__ = ["NodeTree", "MAX_PES", "MAX_LEVELS", "normalize_type"]
 
-MAX_PES = 2**22
-MAX_LEVELS = 128
 # A dense P x P float64 matrix above this many PEs would take more than 2 GiB.
 _MAX_DENSE_PES = 2**14
 
-_TYPE_ALIASES = {
-    "pack": "Package", "package": "Package", "socket": "Package",
-    "numa": "NUMANode", "node": "NUMANode", "numanode": "NUMANode",
-    "group": "Group", "die": "Die", "core": "Core", "pu": "PU",
-}
-_CACHE_TYPE = re.compile(r"l([1-5])([diu]?)(?:cache)?")
 _SYNTH_TOKEN = re.compile(
     r"\[(?P<attach>[^\[\]]*)\]|(?P<body>[^\s()\[\]]+)(?:\([^()]*\))?"
 )
 _ARITY = re.compile(r"[0-9]{1,18}")
-
-
-def normalize_type(name: str) -> str | None:
-    """Map an hwloc type name or synthetic abbreviation to its hwloc 2.x name.
-
-    Parameters
-    ----------
-    name : str
-        Case-insensitive type such as ``"pack"``, ``"socket"``, ``"numa"``,
-        ``"l3"``, ``"L1iCache"``, ``"core"`` or ``"pu"``.
-
-    Returns
-    -------
-    str or None
-        ``"Package"``, ``"NUMANode"``, ``"Group"``, ``"Die"``, ``"L3Cache"``,
-        ``"L1iCache"``, ``"Core"``, ``"PU"``...; ``None`` if unknown.  Data and
-        unified caches share hwloc's name (``l1d`` -> ``"L1Cache"``).
-
-    Examples
-    --------
-    >>> normalize_type("socket"), normalize_type("l1d"), normalize_type("L2i")
-    ('Package', 'L1Cache', 'L2iCache')
-    """
-    low = name.lower()
-    if low in _TYPE_ALIASES:
-        return _TYPE_ALIASES[low]
-    m = _CACHE_TYPE.fullmatch(low)
-    if m:
-        return f"L{m.group(1)}{'i' if m.group(2) == 'i' else ''}Cache"
-    return None
 
 
 def _join_names(members: Sequence[str]) -> str:
@@ -631,8 +596,14 @@ class NodeTree:
         )
 
     @classmethod
+    def from_grouping(cls, grouping: Grouping) -> "NodeTree":
+        """The tree of a reader's :class:`~topomap.node.levels.Grouping` (default costs ``1..L``)."""
+        return cls.from_groups(grouping.groups, grouping.levels, grouping.pe_type, None, grouping.os_index,
+                               grouping.source)
+
+    @classmethod
     def from_hwloc_xml(
-        cls, path_or_xml: str | os.PathLike[str] | bytes, pe: str = "pu"
+        cls, path_or_xml: str | os.PathLike[str] | bytes, pe: str = "pu", label: str | None = None
     ) -> "NodeTree":
         """Read an hwloc 1.x/2.x/3.x XML export (file path or XML text) without libhwloc.
 
@@ -641,26 +612,53 @@ class NodeTree:
         path_or_xml : str, path-like or bytes
             A file path, or XML text (a string starting with ``<``, or bytes).
         pe : str
-            Leaf type, ``"pu"`` (default) or ``"core"``; see
-            :func:`topomap.hwloc_xml.parse_hwloc_xml` for the rules and errors.
+            Type of the leaves: ``"pu"`` (default), ``"core"``, or another CPU
+            type present above every PU (``"l2"``...).  For a non-PU leaf,
+            ``os_index`` is that of its first PU.  See
+            :func:`topomap.node.hwloc_xml.read_hwloc_xml` for the rules and errors.
+        label : str, optional
+            Provenance recorded in ``source``; default ``"xml:<path>"``.
 
         Returns
         -------
         NodeTree
+            Default costs ``1..L``.
 
         Examples
         --------
-        >>> xml = '''<topology version="2.0"><object type="Machine" os_index="0">
-        ...   <object type="Core" os_index="0"><object type="PU" os_index="0"/>
-        ...     <object type="PU" os_index="1"/></object>
-        ...   <object type="Core" os_index="1"><object type="PU" os_index="2"/>
-        ...     <object type="PU" os_index="3"/></object></object></topology>'''
-        >>> NodeTree.from_hwloc_xml(xml).levels
-        ('Core', 'Machine')
+        >>> xml = '''<topology version="2.0">
+        ...  <object type="Machine" os_index="0">
+        ...   <object type="Package" os_index="0">
+        ...    <object type="NUMANode" os_index="0"/>
+        ...    <object type="Core" os_index="0"><object type="PU" os_index="0"/></object>
+        ...    <object type="Core" os_index="1"><object type="PU" os_index="1"/></object>
+        ...   </object>
+        ...   <object type="Package" os_index="1">
+        ...    <object type="NUMANode" os_index="1"/>
+        ...    <object type="Core" os_index="2"><object type="PU" os_index="2"/></object>
+        ...   </object>
+        ...  </object></topology>'''
+        >>> t = NodeTree.from_hwloc_xml(xml)
+        >>> t.levels, t.groups.tolist(), t.os_index.tolist()
+        (('Package+NUMANode', 'Machine'), [[0, 0, 1], [0, 0, 0]], [0, 1, 2])
         """
-        from .hwloc_xml import parse_hwloc_xml
+        return cls.from_grouping(read_hwloc_xml(path_or_xml, pe=pe, label=label))
 
-        return parse_hwloc_xml(path_or_xml, pe=pe)
+    @classmethod
+    def from_sysfs(cls, root: str | os.PathLike[str] = "/", pe: str = "pu") -> "NodeTree":
+        """The tree Linux sysfs describes under ``root`` (online CPUs only); ``source`` is ``"sysfs"``.
+
+        See :func:`topomap.node.discover.read_sysfs` for the levels it finds
+        and the errors it raises.
+
+        Examples
+        --------
+        >>> import sys
+        >>> t = NodeTree.from_sysfs() if sys.platform == "linux" else NodeTree.flat(1)
+        >>> t.npes >= 1
+        True
+        """
+        return cls.from_grouping(_discover.read_sysfs(root, pe=pe))
 
     @classmethod
     def discover(cls, pe: str = "pu") -> "NodeTree":
@@ -669,23 +667,22 @@ class NodeTree:
         Parameters
         ----------
         pe : {"pu", "core"}
-            Leaf type.
+            Leaves are hardware threads (default) or cores.  Ignored by the final
+            ``os.cpu_count()`` fallback, whose PEs are logical CPUs.
 
         Returns
         -------
         NodeTree
             From libhwloc in the C core, ``lstopo``, Linux sysfs or
-            ``os.cpu_count()``, in that order of preference; see
-            :func:`topomap.discover.discover_node_tree`.
+            ``os.cpu_count()``, in that order of preference (``source`` says
+            which); see :func:`topomap.node.discover.discover`.
 
         Examples
         --------
-        >>> NodeTree.discover().npes >= 1
+        >>> NodeTree.discover().source in ("hwloc-library", "lstopo", "sysfs", "cpu_count")
         True
         """
-        from .discover import discover_node_tree
-
-        return discover_node_tree(pe=pe)
+        return cls.from_grouping(_discover.discover(pe=pe))
 
 
 def _check_count(value: Any, what: str) -> int:

@@ -43,7 +43,7 @@ $2.62M / 67.2 kW instead of $2.69M / 71 kW).
 
 Examples
 --------
->>> from topomap.costmodel_aphid import table_iii
+>>> from topomap.cabling.aphid import table_iii
 >>> rows = table_iii()
 >>> round(rows["untapered"].cost_usd / 1e6, 2), round(rows["taper4"].cost_usd / 1e6, 2)
 (5.73, 1.25)
@@ -56,10 +56,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from .errors import MachineError
+from ..errors import MachineError
 
 if TYPE_CHECKING:
-    from .networks.fattree import FatTree
+    from ..networks.fattree import FatTree
 
 __all__ = ["Cabling", "cabling", "fat_tree_cabling", "table_iii", "TABLE_II", "TABLE_III",
            "ELECTRICAL_USD", "OPTICAL_USD", "ELECTRICAL_PJ_PER_BIT", "OPTICAL_PJ_PER_BIT", "LINK_BITS_PER_S"]
@@ -127,7 +127,7 @@ def cabling(electrical_links: float, optical_links: float, *, electrical_usd: fl
 
     Examples
     --------
-    >>> from topomap.costmodel_aphid import cabling
+    >>> from topomap.cabling.aphid import cabling
     >>> c = cabling(7744, 3200)                 # APHiD's baseline tapered tree
     >>> c.cost_usd, c.power_w
     (2694400.0, 70720.0)
@@ -160,7 +160,7 @@ def fat_tree_cabling(tree: "FatTree", optical_levels: Sequence[int] | None = Non
 
     Examples
     --------
-    >>> from topomap.costmodel_aphid import fat_tree_cabling
+    >>> from topomap.cabling.aphid import fat_tree_cabling
     >>> from topomap.networks.fattree import aphid_fat_tree
     >>> c = fat_tree_cabling(aphid_fat_tree(untapered=True))
     >>> c.electrical_links, c.optical_links, c.cost_usd, c.power_w
@@ -192,7 +192,7 @@ def table_iii(**prices: float) -> dict[str, Cabling]:
 
     Examples
     --------
-    >>> from topomap.costmodel_aphid import table_iii
+    >>> from topomap.cabling.aphid import table_iii
     >>> {k: round(v.cost_usd / 1e6, 2) for k, v in table_iii().items()}
     {'untapered': 5.73, 'baseline': 2.69, 'taper2': 1.73, 'taper4': 1.25}
     """

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import PatternError
-from .pattern import Pattern
+from ..errors import PatternError
+from ..pattern import Pattern
 
 __all__ = ["EVENT_DTYPE", "events", "time_window", "restrict", "scale", "add", "symmetrize", "prune",
            "PatternSummary", "summary"]
@@ -60,7 +60,7 @@ def events(t: Any, src: Any, dst: Any, bytes: Any) -> np.ndarray:
 
     Examples
     --------
-    >>> from topomap.patterns_util import events
+    >>> from topomap.patterns.util import events
     >>> ev = events([0.5, 0.1], [0, 1], [1, 0], 8)
     >>> ev["t"].tolist(), ev["src"].tolist()
     ([0.1, 0.5], [1, 0])
@@ -91,13 +91,13 @@ def time_window(ev: np.ndarray, n: int, start: float = -np.inf, stop: float = np
 
     Examples
     --------
-    >>> from topomap.patterns_util import events, time_window
+    >>> from topomap.patterns.util import events, time_window
     >>> ev = events([0.0, 1.0, 2.0], [0, 0, 1], [1, 1, 0], [4, 5, 6])
     >>> time_window(ev, 2, 0.5, 2.5).to_dense().tolist()
     [[0.0, 5.0], [6.0, 0.0]]
     """
     if not isinstance(ev, np.ndarray) or ev.dtype != EVENT_DTYPE:
-        raise TypeError("events must be an EVENT_DTYPE array: build it with topomap.patterns_util.events")
+        raise TypeError("events must be an EVENT_DTYPE array: build it with topomap.patterns.util.events")
     if not start <= stop:
         raise PatternError(f"empty or reversed window [{start}, {stop})")
     sel = ev[(ev["t"] >= start) & (ev["t"] < stop)]
@@ -129,7 +129,7 @@ def restrict(pattern: Pattern, processes: Any) -> tuple[Pattern, np.ndarray]:
     Examples
     --------
     >>> import topomap as tm
-    >>> from topomap.patterns_util import restrict
+    >>> from topomap.patterns.util import restrict
     >>> pat = tm.Pattern.from_edges([0, 1, 2, 3], [2, 2, 0, 0], [1.0, 2.0, 3.0, 4.0])
     >>> sub, old = restrict(pat, [2, 0])
     >>> sub.to_dense().tolist(), old.tolist(), sub.provenance["dropped_outside_bytes"]
@@ -168,7 +168,7 @@ def scale(pattern: Pattern, factor: float) -> Pattern:
     Examples
     --------
     >>> import topomap as tm
-    >>> from topomap.patterns_util import scale
+    >>> from topomap.patterns.util import scale
     >>> scale(tm.Pattern.from_edges([0], [1], [3.0]), 2.5).total_bytes
     7.5
     """
@@ -187,7 +187,7 @@ def add(*patterns: Pattern) -> Pattern:
     Examples
     --------
     >>> import topomap as tm
-    >>> from topomap.patterns_util import add
+    >>> from topomap.patterns.util import add
     >>> a = tm.Pattern.from_edges([0], [1], [1.0], n=3)
     >>> add(a, a, tm.Pattern.from_edges([2], [1], [4.0], n=3)).to_dense().tolist()
     [[0.0, 2.0, 0.0], [0.0, 0.0, 0.0], [0.0, 4.0, 0.0]]
@@ -218,7 +218,7 @@ def symmetrize(pattern: Pattern, how: str = "sum") -> Pattern:
     Examples
     --------
     >>> import topomap as tm
-    >>> from topomap.patterns_util import symmetrize
+    >>> from topomap.patterns.util import symmetrize
     >>> pat = tm.Pattern.from_edges([0, 1], [1, 0], [4.0, 2.0])
     >>> [symmetrize(pat, h).to_dense()[0, 1].item() for h in ("sum", "max", "mean")]
     [6.0, 4.0, 3.0]
@@ -256,7 +256,7 @@ def prune(pattern: Pattern, fraction: float = 0.05) -> Pattern:
     Examples
     --------
     >>> import topomap as tm
-    >>> from topomap.patterns_util import prune
+    >>> from topomap.patterns.util import prune
     >>> pat = tm.Pattern.from_edges([0, 0, 1], [1, 2, 2], [100.0, 5.0, 4.99])
     >>> out = prune(pat)                      # threshold 5 % of 100 = 5: 5.0 stays, 4.99 goes
     >>> out.nnz, out.provenance["pruned_bytes"]
@@ -317,7 +317,7 @@ def summary(pattern: Pattern) -> PatternSummary:
     Examples
     --------
     >>> import topomap as tm
-    >>> from topomap.patterns_util import summary
+    >>> from topomap.patterns.util import summary
     >>> s = summary(tm.Pattern.from_edges([0, 1, 1], [1, 0, 2], [2.0, 2.0, 1.0], n=4))
     >>> s.nnz, s.degree_histogram, s.structurally_symmetric, s.asymmetry, s.isolated
     (3, {0: 2, 1: 1, 2: 1}, False, 0.2, 1)
