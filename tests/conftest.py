@@ -7,6 +7,9 @@ from hypothesis import strategies as st
 
 import topomap as tm
 
+# tests/mpi holds programs that tests run under mpiexec (through tests/mpi/harness.py), not tests
+collect_ignore_glob = ["mpi/*.py"]
+
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=500, deadline=None)
 settings.load_profile("ci")

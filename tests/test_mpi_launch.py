@@ -22,7 +22,7 @@ from harness import results, run  # noqa: E402
 
 
 def test_open_mpi_runs_ranks_where_the_rankfile_says(tmp_path):
-    pytest.importorskip("mpi4py")
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed: pip install 'topomap-hpc[mpi]'")
     lib = mpi_library()
     if lib.vendor != "Open MPI":
         pytest.skip(f"rankfiles are Open MPI's; mpi4py loads {lib.version}")

@@ -94,6 +94,7 @@ def test_errors_raise_on_every_rank_and_leave_the_communicator_usable(tmp_path):
 def test_discovered_bindings_give_the_pes():
     if (os.cpu_count() or 1) < 2:
         pytest.skip("needs two CPUs to bind two ranks apart")
+    launcher(2)                                   # skips without mpi4py or a matching mpiexec
     from topomap.mpi import mpi_library
     if mpi_library().vendor != "Open MPI":
         pytest.skip("binding flags are Open MPI's")

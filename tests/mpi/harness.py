@@ -21,7 +21,7 @@ ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"
 
 def launcher(n: int, oversubscribe: bool = True) -> list[str]:
     """mpiexec -n N (oversubscribed unless told) of the MPI mpi4py loads, or skip the test."""
-    pytest.importorskip("mpi4py")
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed: pip install 'topomap-hpc[mpi]'")
     from topomap.errors import TopomapError
     from topomap.mpi import mpiexec_command
     try:

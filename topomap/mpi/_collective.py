@@ -13,7 +13,11 @@ from typing import Any, Callable, TypeVar
 
 from ..errors import MissingDependencyError, TopomapError
 
-__all__ = ["CollectiveError", "mpi", "agree", "from_root"]
+__all__ = ["CollectiveError", "mpi", "agree", "from_root", "INSTALL"]
+
+#: What to run when mpi4py is missing.
+INSTALL = ("install the extra: pip install 'topomap-hpc[mpi]' (mpi4py on the machine's MPI), "
+           "or 'topomap-hpc[mpi-wheel]' where there is no MPI (adds Open MPI from PyPI)")
 
 T = TypeVar("T")
 
@@ -36,7 +40,7 @@ def mpi() -> Any:
         from mpi4py import MPI
     except ImportError as exc:
         raise MissingDependencyError(
-            f"topomap.mpi needs mpi4py ({exc}); install the extra: pip install 'topomap-hpc[mpi]'") from None
+            f"topomap.mpi needs mpi4py ({exc}); {INSTALL}") from None
     return MPI
 
 

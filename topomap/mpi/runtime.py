@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MissingDependencyError, TopomapError
+from ._collective import INSTALL
 
 __all__ = ["MPILibrary", "mpi_library", "mpiexec_command", "MPIEXEC_ENV"]
 
@@ -100,7 +101,7 @@ def _probe(libmpi: str | None, override: str | None) -> MPILibrary:
         raise TopomapError("asking mpi4py for its MPI library timed out after 60 s") from None
     if done.returncode != 0:
         if "No module named 'mpi4py'" in done.stderr:
-            raise MissingDependencyError("mpi4py is not installed; install the extra: pip install 'topomap-hpc[mpi]'")
+            raise MissingDependencyError(f"mpi4py is not installed; {INSTALL}")
         raise TopomapError(f"mpi4py cannot load an MPI library: {done.stderr.strip().splitlines()[-1:]}")
     lines = done.stdout.splitlines()
     if len(lines) < 2:
