@@ -82,6 +82,8 @@ def cases(draw, max_n=12):
     if not dense.any():
         dense[0, 1] = 1.0
     pat = tm.Pattern.from_dense(dense)
+    if draw(st.booleans()):  # a pattern that counts its messages (0 to 3 per entry)
+        pat = tm.Pattern.from_edges(pat.senders(), pat.indices, pat.bytes, msgs=rng.integers(0, 4, pat.nnz), n=n)
     pe_of = rng.integers(0, m.npes, n).astype(np.int32)
     return m, pat, pe_of
 

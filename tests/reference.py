@@ -226,8 +226,10 @@ def num_level_slots(desc):
 
 # ---------------------------------------------------------------- metrics
 
-def metrics(desc, src, dst, w, pe_of, weights=(1, 1, 1, 1)):
+def metrics(desc, src, dst, w, pe_of, weights=(1, 1, 1, 1), msgs=None):
+    """Every metric of a placement; ``msgs`` (messages per entry) default to one per entry."""
     validate(desc)
+    msgs = [1] * len(src) if msgs is None else list(msgs)
     if not len(src) == len(dst) == len(w):
         raise ValueError("src, dst and w must have equal length")
     seen = set()
@@ -250,7 +252,7 @@ def metrics(desc, src, dst, w, pe_of, weights=(1, 1, 1, 1)):
     edge_cut = 0.0
     edge_cut_messages = 0
 
-    for s, d, x in zip(src, dst, w):
+    for s, d, x, c in zip(src, dst, w, msgs):
         a, b = pe_of[s], pe_of[d]
         na, nb = node_of(desc, a), node_of(desc, b)
         links = route(desc, na, nb)
@@ -266,7 +268,7 @@ def metrics(desc, src, dst, w, pe_of, weights=(1, 1, 1, 1)):
         level_bytes[level_of(desc, a, b)] += x
         if na != nb:
             edge_cut += x
-            edge_cut_messages += 1
+            edge_cut_messages += c
 
     capacity = desc["capacity"]
     congestion = [0.0] * nlinks
@@ -281,13 +283,14 @@ def metrics(desc, src, dst, w, pe_of, weights=(1, 1, 1, 1)):
     else:
         max_congestion = nz_avg = nz_var = 0.0
 
-    messages = len(src)
+    pairs = len(src)
     return {
         "hop_bytes": hop_bytes,
         "dilation": dilation,
-        "avg_dilation": dilation / messages if messages else 0.0,
+        "avg_dilation": dilation / pairs if pairs else 0.0,
         "max_dilation": max_dilation,
-        "messages": messages,
+        "pairs": pairs,
+        "messages": sum(msgs),
         "total_bytes": total_bytes,
         "qap": qap,
         "link_load": link_load,

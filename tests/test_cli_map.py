@@ -135,7 +135,7 @@ def test_bad_method(capsys):
     (["stencil2d:8x8", "torus:4x4/2"], "64 processes at capacity 1 need 64 PEs; the machine has 32 (torus:4x4/2)"),
     (["stencil2d:8x8", "torus:4x4/2", "--capacity", "2", "--alloc", "20"],
      "64 processes at capacity 2 need 32 PEs; --alloc gives 20"),
-    (["stencil2d:8x8", "torus:4x4/2", "--capacity", "0"], "--capacity must be >= 1, got 0"),
+    (["stencil2d:8x8", "torus:4x4/2", "--capacity", "0"], "--capacity must be >= 1 or 'auto', got 0"),
     (["no_such_file.mtx", "torus:4x4/2"], "no_such_file.mtx: no such pattern file"),
     (["stencil2d:4x4", "torus:4x4x/2"], "torus"),
 ])

@@ -10,14 +10,14 @@ import reference as ref
 import topomap as tm
 from conftest import cases, machine_desc
 
-SCALARS = ["hop_bytes", "dilation", "avg_dilation", "max_dilation", "messages", "total_bytes", "qap",
+SCALARS = ["hop_bytes", "dilation", "avg_dilation", "max_dilation", "pairs", "messages", "total_bytes", "qap",
            "max_congestion", "nz_links", "nz_congestion_avg", "nz_congestion_var", "hybrid", "edge_cut",
            "edge_cut_messages"]
 
 
 def reference_of(m, pat, pe_of, weights=(1, 1, 1, 1)):
     return ref.metrics(machine_desc(m), pat.senders().tolist(), pat.indices.tolist(), pat.bytes.tolist(),
-                       [int(x) for x in pe_of], weights)
+                       [int(x) for x in pe_of], weights, None if pat.msgs is None else pat.msgs.tolist())
 
 
 def assert_matches(met, want, scale=1.0):

@@ -13,8 +13,8 @@ PACKAGE = Path(tm.__file__).resolve().parent
 
 # The values (pattern, machine, mapping; the allocation lives with the machine), the entry
 # points (map/methods, evaluate, compare, partition, features) and private helpers.
-TOP_LEVEL = {"__init__", "__main__", "_digest", "_rng", "_version", "errors", "pattern", "machine", "mapping",
-             "metrics", "registry", "compare", "partition", "features"}
+TOP_LEVEL = {"__init__", "__main__", "_digest", "_rng", "_version", "_source_tree", "errors", "pattern", "machine",
+             "mapping", "metrics", "registry", "compare", "partition", "features"}
 
 
 def _modules() -> dict[str, Path]:

@@ -26,6 +26,7 @@ CASES = [
     {"kind": "rows", "method": "random", "seed": 5},
     {"kind": "dict", "method": "block", "seed": 0},
     {"kind": "profile", "method": "random", "seed": 2},
+    {"kind": "dense", "seed": 4},                          # the whole matrix on every rank, the default method
 ]
 
 
@@ -45,6 +46,8 @@ def reorder_run() -> list[dict]:
 @pytest.mark.parametrize("case", CASES, ids=[c["kind"] for c in CASES])
 def test_new_communicator_ranks_are_exactly_as_computed(reorder_run, case):
     out = next(r for r in reorder_run if r["kind"] == case["kind"])
+    case = {"method": "ptram", **case}                     # reorder's default method
+    assert out["method"] == case["method"]
     assert out["node_hosts"] == ["a", "b"] and out["placement"] == "slots"
     assert out["pes"] == list(range(8))
     pattern = tm.generators.stencil_3d((2, 2, 2), points=7, weights=(4, 2, 1), periodic=True)

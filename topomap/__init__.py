@@ -14,10 +14,16 @@ Examples
 2688
 """
 
+try:
+    from . import _core  # noqa: F401
+except ImportError as _exc:  # the source tree of a checkout whose extension was built elsewhere
+    from ._source_tree import explain
+    raise ImportError(explain(__path__[0], _exc)) from None
+
 from ._version import __version__
 from .compare import compare
 from .errors import (Cancelled, CoreError, CoreInputError, FormatError, MachineError, MappingError, MissingDependencyError,
-                     PatternError, TopomapError)
+                     NotApplicable, PatternError, TopomapError)
 from .features import features
 from .machine import Allocation, Machine
 from .mapping import Mapping
@@ -48,6 +54,7 @@ __all__ = [
     "machine", "map", "evaluate", "compare", "methods", "features", "partition", "PartitionResult",
     "generators", "generators_nas", "generators_collective", "patterns_util", "io", "fabric", "analysis", "export",
     "profiler", "patterns", "collectives", "cabling", "node", "networks", "mappers", "mpi", "PartitionError", "PartitionCancelled",
-    "TopomapError", "PatternError", "MachineError", "MappingError", "FormatError", "MissingDependencyError",
+    "TopomapError", "PatternError", "MachineError", "MappingError", "NotApplicable", "FormatError",
+    "MissingDependencyError",
     "CoreError", "CoreInputError", "Cancelled", "__version__",
 ]

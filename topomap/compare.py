@@ -2,34 +2,89 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
-from .errors import MappingError
+from .errors import MappingError, NotApplicable
 from .machine import Allocation
 from .metrics import as_pattern, evaluate
 from .registry import map as run_mapper
 from .registry import methods as registered
 
-__all__ = ["compare", "NORMALIZED", "DEFAULT_METHODS"]
+__all__ = ["compare", "compare_rows", "MethodsSkipped", "NORMALIZED", "DEFAULT_METHODS"]
 
-# What ``methods=None`` runs: the mappers that work on every machine kind and
-# finish in seconds at thousands of processes.  The others are left out on
-# purpose: GRASP, EMAHD, max-contention and Kumar's hybrid grow quadratically
-# or worse with the nodes; aphid and hierarchy need hierarchical machines;
-# scotch needs Debian's scotch.
-DEFAULT_METHODS = ("block", "cyclic", "random", "greedy", "recursive", "rcm", "mahd", "ptram")
+# What ``methods=None`` tries: the mappers that finish in seconds at thousands of processes.
+# Those that do not apply to the machine (hilbert off tori and meshes, hierarchy and aphid
+# where the machine has no levels) are skipped and listed.  Left out on purpose: GRASP, EMAHD,
+# max-contention and Kumar's hybrid grow quadratically or worse with the nodes; gge is
+# Kumar's weaker baseline for MAHD; scotch runs an external program.
+DEFAULT_METHODS = ("block", "cyclic", "random", "greedy", "recursive", "rcm", "mahd", "ptram", "hilbert",
+                   "hierarchy", "aphid")
 
 NORMALIZED = ("hop_bytes", "dilation", "max_dilation", "qap", "max_congestion", "nz_congestion_avg",
               "nz_congestion_var", "hybrid", "edge_cut")
 
 
+class MethodsSkipped(UserWarning):
+    """:func:`compare` left out default methods that do not apply to the machine."""
+
+
+def compare_rows(pattern: Any, allocation: Allocation, methods: Sequence[str] | None = None,
+                 normalize: str | None = "block", seed: int = 0, capacity: "int | str" = 1,
+                 weights: Sequence[float] = (1.0, 1.0, 1.0, 1.0)) -> tuple[list[dict], dict[str, str]]:
+    """The rows of :func:`compare` as dicts, and the skipped default methods with the reason
+    (``{method: message}``; always empty when ``methods`` are named).
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> alloc = tm.machine("torus:4x4/4").allocate(64)
+    >>> rows, skipped = compare_rows(tm.generators.stencil_2d((8, 8)), alloc)
+    >>> [r["method"] for r in rows][:3], sorted(skipped)
+    (['block', 'cyclic', 'random'], ['aphid', 'hierarchy'])
+    """
+    pat = as_pattern(pattern)
+    if isinstance(methods, str):
+        methods = [methods]
+    default = methods is None
+    names = [m for m in DEFAULT_METHODS if m in registered()] if default else list(methods)
+    if normalize is not None and normalize not in names:
+        names = [normalize, *names]
+    if not names:
+        raise MappingError("compare needs at least one method")
+    rows, skipped = [], {}
+    for name in names:
+        try:
+            mp = run_mapper(pat, allocation, method=name, seed=seed, capacity=capacity)
+        except NotApplicable as exc:
+            if not default or name == normalize:
+                raise
+            skipped[name] = str(exc)
+            continue
+        met = evaluate(pat, allocation, mp, weights=weights)
+        rows.append({"method": name, "seconds": mp.seconds, **met.to_dict()})
+    if normalize is not None:
+        base = next((r for r in rows if r["method"] == normalize), None)
+        if base is None:
+            raise MappingError(f"normalize={normalize!r} names no method that ran")
+        for r in rows:
+            for k in NORMALIZED:
+                b = base[k]
+                r[f"{k}_norm"] = (r[k] / b) if b else (1.0 if r[k] == 0 else float("inf"))
+    return rows, skipped
+
+
 def compare(pattern: Any, allocation: Allocation, methods: Sequence[str] | None = None,
-            normalize: str | None = "block", seed: int = 0, capacity: int = 1,
+            normalize: str | None = "block", seed: int = 0, capacity: "int | str" = 1,
             weights: Sequence[float] = (1.0, 1.0, 1.0, 1.0)) -> Any:
     """Run several mappers and tabulate every metric, one row per method.
 
-    ``methods=None`` runs :data:`DEFAULT_METHODS`.  With
-    ``normalize="block"`` each metric in :data:`NORMALIZED` also gets a
+    ``methods=None`` runs :data:`DEFAULT_METHODS`, skipping those that do
+    not apply to the machine (:class:`~topomap.NotApplicable`): they are
+    named in a :class:`MethodsSkipped` warning and, on the DataFrame, in
+    ``attrs["skipped"]`` (``{method: reason}``).  Methods named explicitly
+    must all run.  ``capacity`` may be ``"auto"`` (see :func:`topomap.map`).
+    With ``normalize="block"`` each metric in :data:`NORMALIZED` also gets a
     ``<metric>_norm`` column: its value divided by the named method's
     (the thesis's "normalised to the default mapping"; 1.0 when both are 0).
 
@@ -43,32 +98,14 @@ def compare(pattern: Any, allocation: Allocation, methods: Sequence[str] | None 
     >>> float(rows["hop_bytes_norm"].iloc[0])
     1.0
     """
-    pat = as_pattern(pattern)
-    if isinstance(methods, str):
-        methods = [methods]
-    if methods is None:
-        known = registered()
-        methods = [m for m in DEFAULT_METHODS if m in known]
-    names = list(methods)
-    if normalize is not None and normalize not in names:
-        names = [normalize, *names]
-    if not names:
-        raise MappingError("compare needs at least one method")
-    rows = []
-    for name in names:
-        mp = run_mapper(pat, allocation, method=name, seed=seed, capacity=capacity)
-        met = evaluate(pat, allocation, mp, weights=weights)
-        rows.append({"method": name, "seconds": mp.seconds, **met.to_dict()})
-    if normalize is not None:
-        base = next((r for r in rows if r["method"] == normalize), None)
-        if base is None:
-            raise MappingError(f"normalize={normalize!r} names no method that ran")
-        for r in rows:
-            for k in NORMALIZED:
-                b = base[k]
-                r[f"{k}_norm"] = (r[k] / b) if b else (1.0 if r[k] == 0 else float("inf"))
+    rows, skipped = compare_rows(pattern, allocation, methods, normalize, seed, capacity, weights)
+    if skipped:
+        warnings.warn("compare skipped methods that do not apply here: "
+                      + "; ".join(f"{k} ({v})" for k, v in skipped.items()), MethodsSkipped, stacklevel=2)
     try:
         import pandas as pd
     except ImportError:
         return rows
-    return pd.DataFrame(rows).set_index("method", drop=False)
+    df = pd.DataFrame(rows).set_index("method", drop=False)
+    df.attrs["skipped"] = skipped
+    return df

@@ -23,6 +23,14 @@ class MappingError(TopomapError, ValueError):
     """A mapping or allocation is invalid for the machine or pattern."""
 
 
+class NotApplicable(MappingError):
+    """A mapping method does not apply here: the machine kind lacks what it follows (levels,
+    coordinates, a hierarchy), or an external program it runs is not installed.
+
+    :func:`topomap.compare` with its default methods skips such methods and lists them.
+    """
+
+
 class FormatError(TopomapError, ValueError):
     """An input file is malformed; the message names the file and line."""
 
@@ -37,6 +45,10 @@ class CoreError(TopomapError, RuntimeError):
 
 class CoreInputError(TopomapError, ValueError):
     """The C core rejected an argument; the message names it."""
+
+
+class CoreNotSupported(CoreError):
+    """The C core does not support this input for this machine kind (``TOPOMAP_ENOTSUP``)."""
 
 
 class Cancelled(TopomapError):

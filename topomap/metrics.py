@@ -4,8 +4,12 @@ All metrics count directed messages ``p -> q`` weighted by ``bytes[p, q]``
 (Mirsadeghi 2017, §3 eq. 3.1-3.3; Hoefler & Snir 2011):
 
 * ``hop_bytes`` = sum of bytes x hops, hops = network links on the route
-  (0 inside a node); ``dilation`` = total hops, ``avg_dilation`` per message,
-  ``max_dilation`` the longest.
+  (0 inside a node); ``dilation`` = total hops over the communicating pairs
+  ``p -> q``, ``avg_dilation`` per pair, ``max_dilation`` the longest.
+* ``pairs`` = communicating pairs; ``messages`` = the messages they carry when
+  the pattern counts them (``Pattern.msgs``, e.g. from a profiler or a trace),
+  else one per pair; ``edge_cut_messages`` = the messages between different
+  nodes, by the same rule.
 * ``qap`` = J(C, D, Pi) = sum over directed messages of bytes x distance(PE_p, PE_q):
   a symmetric pattern counts each undirected pair twice, as KaHIP/VieM do.
 * link congestion = bytes through the link / capacity; ``max_congestion``;
@@ -32,7 +36,7 @@ from .pattern import Pattern
 
 __all__ = ["Metrics", "evaluate", "Evaluator", "as_pattern"]
 
-_SCALARS = ("hop_bytes", "dilation", "avg_dilation", "max_dilation", "messages", "total_bytes", "qap",
+_SCALARS = ("hop_bytes", "dilation", "avg_dilation", "max_dilation", "pairs", "messages", "total_bytes", "qap",
             "max_congestion", "nz_links", "nz_congestion_avg", "nz_congestion_var", "hybrid",
             "edge_cut", "edge_cut_messages")
 
@@ -48,13 +52,18 @@ class Metrics:
     >>> met = tm.evaluate(pat, tm.machine("torus:4"), [0, 2])
     >>> met.hop_bytes, met.max_congestion, met.max_dilation
     (8.0, 3.0, 2)
+    >>> counted = tm.Pattern.from_edges([0, 1], [1, 0], [3.0, 1.0], msgs=[3, 1])   # 3 messages of 1 byte, 1 of 1
+    >>> met = tm.evaluate(counted, tm.machine("torus:4"), [0, 2])
+    >>> met.pairs, met.messages, met.edge_cut_messages
+    (2, 4, 4)
     """
 
     hop_bytes: float
     dilation: float
     avg_dilation: float
     max_dilation: int
-    messages: int
+    pairs: int
+    messages: float
     total_bytes: float
     qap: float
     max_congestion: float
@@ -63,14 +72,18 @@ class Metrics:
     nz_congestion_var: float
     hybrid: float
     edge_cut: float
-    edge_cut_messages: int
+    edge_cut_messages: float
     level_bytes: dict = field(default_factory=dict)
     link_load: np.ndarray | None = None
 
     @classmethod
     def _from_core(cls, d: dict, machine: Machine, level_bytes: np.ndarray, link_load: np.ndarray | None) -> "Metrics":
         d = dict(d)
-        d["avg_dilation"] = d["dilation"] / d["messages"] if d["messages"] else 0.0
+        d["pairs"] = d["messages"]
+        d["avg_dilation"] = d["dilation"] / d["pairs"] if d["pairs"] else 0.0
+        # message counts are whole numbers unless the pattern says otherwise
+        d["messages"], d["edge_cut_messages"] = (int(v) if float(v).is_integer() else v
+                                                 for v in (d["msgs"], d["cut_msgs"]))
         names = machine.level_names
         return cls(**{k: d[k] for k in _SCALARS},
                    level_bytes={names[i]: float(level_bytes[i]) for i in range(len(names))},
@@ -151,7 +164,8 @@ def evaluate(pattern: Any, allocation: "Allocation | Machine | str", mapping: "M
     1
     """
     pat, machine, pe = _resolve(pattern, allocation, mapping)
-    d, load, lev = _core.evaluate(machine._core, pat.indptr, pat.indices, pat.bytes, pe, _weights(weights))
+    d, load, lev = _core.evaluate(machine._core, pat.indptr, pat.indices, pat.bytes, pe, _weights(weights),
+                                  pat.msgs)
     return Metrics._from_core(d, machine, lev, load if link_load else None)
 
 
@@ -176,7 +190,7 @@ class Evaluator:
                  weights: Sequence[float] = (1.0, 1.0, 1.0, 1.0)):
         pat, machine, pe = _resolve(pattern, allocation, mapping)
         self.pattern, self.machine = pat, machine
-        self._ev = _core.Evaluator(machine._core, pat.indptr, pat.indices, pat.bytes, pe, _weights(weights))
+        self._ev = _core.Evaluator(machine._core, pat.indptr, pat.indices, pat.bytes, pe, _weights(weights), pat.msgs)
 
     def _wrap(self, d: dict, levels: bool = True) -> Metrics:
         m = Metrics._from_core(d, self.machine, self._ev.level_bytes(), None)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import html
+import math
+import textwrap
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -14,7 +17,7 @@ from .mapping import Mapping, check_mapping
 from .metrics import as_pattern
 from .pattern import Pattern
 
-__all__ = ["register", "map", "methods", "MapperInfo"]
+__all__ = ["register", "map", "methods", "MapperInfo", "MethodTable", "auto_capacity"]
 
 
 @dataclass(frozen=True)
@@ -63,19 +66,69 @@ def register(name: str, summary: str, options: dict | None = None, source: str =
     return deco
 
 
-def methods() -> dict[str, MapperInfo]:
-    """The registered mappers by name.
+class MethodTable(dict):
+    """``{name: MapperInfo}`` that shows itself as a table (text, and HTML in Jupyter)."""
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """(method, options, summary) per mapper."""
+        return [(name, ", ".join(info.options) or "-", info.summary) for name, info in self.items()]
+
+    def __repr__(self) -> str:
+        rows = self.rows()
+        w0 = max(len("method"), *(len(r[0]) for r in rows)) if rows else 6
+        w1 = min(40, max(len("options"), *(len(r[1]) for r in rows))) if rows else 7
+        lines = [f"{'method'.ljust(w0)}  {'options'.ljust(w1)}  summary"]
+        for name, opts, summary in rows:
+            opt_lines = textwrap.wrap(opts, w1) or [""]
+            text_lines = textwrap.wrap(summary, 72)
+            for i in range(max(len(opt_lines), len(text_lines))):
+                cells = (name if i == 0 else "", opt_lines[i] if i < len(opt_lines) else "",
+                         text_lines[i] if i < len(text_lines) else "")
+                lines.append(f"{cells[0].ljust(w0)}  {cells[1].ljust(w1)}  {cells[2]}".rstrip())
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        cells = "".join(f"<tr><td><code>{html.escape(n)}</code></td><td>{html.escape(o)}</td>"
+                        f"<td style='text-align:left'>{html.escape(s)}</td></tr>" for n, o, s in self.rows())
+        return f"<table><tr><th>method</th><th>options</th><th>summary</th></tr>{cells}</table>"
+
+
+def methods() -> MethodTable:
+    """The registered mappers by name: a dict of :class:`MapperInfo` that prints as a table.
 
     Examples
     --------
     >>> import topomap as tm
     >>> {"block", "cyclic", "random", "ptram"} <= set(tm.methods())
     True
+    >>> repr(tm.methods()).splitlines()[0].split()       # one row per mapper below this header
+    ['method', 'options', 'summary']
     """
-    return dict(sorted(_REGISTRY.items()))
+    return MethodTable(sorted(_REGISTRY.items()))
 
 
-def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int = 0, capacity: int = 1,
+def auto_capacity(n: int, npes: int, imbalance: float = 0.0) -> int:
+    """The smallest capacity at which ``n`` processes fit on ``npes`` PEs, widened by ``imbalance``.
+
+    ``max(k, floor((1 + imbalance) * k))`` with ``k = ceil(n / npes)``: the
+    bound KaHIP's and CHSZLabLib's ``process_map`` put on a block for an
+    epsilon, so a partition-style mapper may load a PE up to that much more
+    than the average, and never less than what fits.
+
+    Examples
+    --------
+    >>> auto_capacity(32768, 256), auto_capacity(32768, 256, imbalance=0.03), auto_capacity(100, 100, 0.03)
+    (128, 131, 1)
+    """
+    if npes < 1:
+        raise MappingError(f"no PE to place {n} processes on")
+    if not math.isfinite(imbalance) or imbalance < 0:
+        raise MappingError(f"imbalance = {imbalance!r} must be a finite number >= 0")
+    k = max(1, -(-int(n) // int(npes)))
+    return max(k, math.floor((1.0 + imbalance) * k))
+
+
+def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int = 0, capacity: "int | str" = 1,
         progress: Callable[[float], Any] | None = None, **options: Any) -> Mapping:
     """Map the processes of ``pattern`` onto the PEs of ``allocation``.
 
@@ -89,8 +142,13 @@ def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int =
         A registered mapper (see :func:`methods`).
     seed : int
         Seed for mappers that use randomness; same seed, same mapping.
-    capacity : int
-        Most processes per PE (n-to-1 mapping when > 1).
+    capacity : int or "auto"
+        Most processes per PE (n-to-1 mapping when > 1).  ``"auto"`` is the
+        smallest that fits, ``ceil(n / len(allocation))``, widened for a
+        method with an ``imbalance`` option (hierarchy, scotch) to
+        ``floor((1 + imbalance) * ceil(n / len(allocation)))`` so that its
+        partitioner may use that tolerance (:func:`auto_capacity`); the
+        value used is ``Mapping.capacity``.
     progress : callable, optional
         Called with the fraction done (0..1) by mappers that run long.  If
         it returns something true, the mapping stops and :class:`Cancelled`
@@ -114,6 +172,11 @@ def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int =
     >>> alloc = tm.machine("torus:4x4/4").allocate(64)
     >>> tm.map(tm.generators.stencil_2d((8, 8)), alloc, method="random", seed=3).n
     64
+    >>> tm.map(tm.generators.stencil_2d((32, 32)), alloc, capacity="auto").capacity       # 1024 on 64 PEs
+    16
+    >>> two_level = tm.machine("hierarchy:4:4/1:10").allocate(16)
+    >>> tm.map(tm.generators.stencil_2d((32, 32)), two_level, method="hierarchy", capacity="auto").capacity
+    65
     >>> tm.map(tm.generators.stencil_2d((8, 8)), alloc, method="greedy", progress=lambda f: f >= 0.5)
     Traceback (most recent call last):
     ...
@@ -130,13 +193,17 @@ def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int =
         raise MappingError(f"map needs an Allocation (machine.allocate(...)), got {type(allocation).__name__}")
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2**64:
         raise MappingError(f"seed must be an integer in [0, 2**64), got {seed!r}")
-    if not isinstance(capacity, (int, np.integer)) or isinstance(capacity, bool) or capacity < 1:
-        raise MappingError(f"capacity must be a positive integer, got {capacity!r}")
     pat: Pattern = as_pattern(pattern)
-    if pat.n > len(allocation) * capacity:
-        raise MappingError(f"{pat.n} processes do not fit on {len(allocation)} PEs with capacity {capacity}")
     opts = {k: d for k, (d, _) in info.options.items()}
     opts.update(options)
+    if isinstance(capacity, str) and capacity == "auto":
+        eps = opts.get("imbalance", 0.0)
+        capacity = auto_capacity(pat.n, len(allocation), float(eps) if isinstance(eps, (int, float)) else 0.0)
+    if not isinstance(capacity, (int, np.integer)) or isinstance(capacity, bool) or capacity < 1:
+        raise MappingError(f"capacity must be a positive integer or 'auto', got {capacity!r}")
+    if pat.n > len(allocation) * capacity:
+        raise MappingError(f"{pat.n} processes do not fit on {len(allocation)} PEs with capacity {capacity} "
+                           f"(capacity='auto' takes the smallest that fits)")
     t0 = time.perf_counter()
     if progress is not None and not callable(progress):
         raise MappingError(f"progress must be callable or None, got {type(progress).__name__}")

@@ -27,6 +27,7 @@
 typedef struct {
     double hop_bytes, dilation, qap, total_bytes, edge_cut;
     int64_t messages, cut_messages;
+    double msgs, cut_msgs; /* message counts: msgs[k] per entry, or 1 */
     int64_t unrouted;      /* messages between nodes the machine has no route for */
     int32_t bad_p, bad_q;  /* the first of them */
 } sums;
@@ -41,9 +42,11 @@ typedef struct {
 struct topomap_eval {
     const topomap_machine *m;
     topomap_pattern p; /* borrowed: the caller keeps the arrays alive */
+    const double *msgs; /* borrowed too; NULL: one message per entry */
     int64_t *t_indptr;
     int32_t *t_indices;
     double *t_bytes;
+    double *t_msgs;     /* msgs in the transposed order */
     int32_t *pe_of;
     int distance_only;
     double w[4];
@@ -82,7 +85,7 @@ static int check_weights(const double *w)
 }
 
 /* One pass over the messages of processes lo..hi-1.  `count` and `hist` may be NULL. */
-static void accumulate(const topomap_machine *m, const topomap_pattern *p, int32_t lo, int32_t hi,
+static void accumulate(const topomap_machine *m, const topomap_pattern *p, const double *msgs, int32_t lo, int32_t hi,
                        const int32_t *pe_of, double *load, int64_t *count, double *level_bytes, int64_t *hist,
                        int32_t *route_buf, sums *out, int32_t *max_dil)
 {
@@ -119,13 +122,16 @@ static void accumulate(const topomap_machine *m, const topomap_pattern *p, int32
                     last_level = level;
                 }
             }
+            double c = msgs ? msgs[k] : 1.0;
             s.total_bytes += w;
             s.messages++;
+            s.msgs += c;
             level_bytes[level] += w;
             s.qap += w * dist;
             if (h) { /* different nodes: every route between two nodes has a link */
                 s.edge_cut += w;
                 s.cut_messages++;
+                s.cut_msgs += c;
                 for (int32_t r = 0; r < h; r++) load[route_buf[r]] += w;
                 if (count)
                     for (int32_t r = 0; r < h; r++) count[route_buf[r]]++;
@@ -165,6 +171,8 @@ static void finish(const sums *s, int32_t max_dil, double mc, double avg, double
     out->nz_congestion_var = var > 0 ? var : 0.0; /* running sums can round below 0 */
     out->edge_cut = s->edge_cut;
     out->edge_cut_messages = s->cut_messages;
+    out->msgs = s->msgs;
+    out->cut_msgs = s->cut_msgs;
     out->hybrid = w[0] * out->hop_bytes + w[1] * mc + w[2] * avg + w[3] * out->nz_congestion_var;
 }
 
@@ -183,6 +191,13 @@ static int32_t chunk_start(const topomap_pattern *p, int t, int T)
    (OMP_NUM_THREADS). */
 int topomap_evaluate(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of,
                      const double *weights, topomap_metrics *out, topomap_eval_detail *detail)
+{
+    return topomap_evaluate_msgs(m, p, NULL, pe_of, weights, out, detail);
+}
+
+int topomap_evaluate_msgs(const topomap_machine *m, const topomap_pattern *p, const double *msgs,
+                          const int32_t *pe_of, const double *weights, topomap_metrics *out,
+                          topomap_eval_detail *detail)
 {
     const double *w = weights ? weights : unit_weights;
     int rc = check_weights(w);
@@ -216,7 +231,7 @@ int topomap_evaluate(const topomap_machine *m, const topomap_pattern *p, const i
 #ifdef _OPENMP
         t = omp_get_thread_num();
 #endif
-        accumulate(m, p, chunk_start(p, t, T), chunk_start(p, t + 1, T), pe_of, t ? xload + (size_t)(t - 1) * nlinks : load, NULL,
+        accumulate(m, p, msgs, chunk_start(p, t, T), chunk_start(p, t + 1, T), pe_of, t ? xload + (size_t)(t - 1) * nlinks : load, NULL,
                    t ? xlev + (size_t)(t - 1) * nlev : lev, NULL, buf + rlen * (size_t)t, &part[t], &maxd[t]);
     }
     sums s = part[0];
@@ -232,6 +247,8 @@ int topomap_evaluate(const topomap_machine *m, const topomap_pattern *p, const i
         s.edge_cut += part[t].edge_cut;
         s.messages += part[t].messages;
         s.cut_messages += part[t].cut_messages;
+        s.msgs += part[t].msgs;
+        s.cut_msgs += part[t].cut_msgs;
         if (!s.unrouted && part[t].unrouted) s.bad_p = part[t].bad_p, s.bad_q = part[t].bad_q;
         s.unrouted += part[t].unrouted;
         if (maxd[t] > max_dil) max_dil = maxd[t];
@@ -332,26 +349,29 @@ static int level_add(topomap_eval *e, int32_t lv, double w)
     return TOPOMAP_OK;
 }
 
-/* The distance sums of one message a -> b (both placed) of sw bytes. */
-static inline void distance_update(const topomap_machine *m, sums *s, int32_t a, int32_t b, double sw, int sign)
+/* The distance sums of one entry a -> b (both placed) of sw bytes and sc messages. */
+static inline void distance_update(const topomap_machine *m, sums *s, int32_t a, int32_t b, double sw, double sc,
+                                   int sign)
 {
     s->qap += sw * topomap_machine_distance(m, a, b);
     s->total_bytes += sw;
     s->messages += sign;
+    s->msgs += sc;
     if (topomap_machine_node_of(m, a) != topomap_machine_node_of(m, b)) {
         s->edge_cut += sw;
         s->cut_messages += sign;
+        s->cut_msgs += sc;
     }
 }
 
-/* Add (sign +1) or remove (sign -1) one message a -> b of w bytes; a
-   message with an unplaced end is not counted. */
-static int message_update(topomap_eval *e, int32_t a, int32_t b, double w, int sign)
+/* Add (sign +1) or remove (sign -1) one entry a -> b of w bytes and c
+   messages; an entry with an unplaced end is not counted. */
+static int message_update(topomap_eval *e, int32_t a, int32_t b, double w, double c, int sign)
 {
     if (a < 0 || b < 0) return TOPOMAP_OK;
     const topomap_machine *m = e->m;
     if (e->distance_only) {
-        distance_update(m, &e->s, a, b, sign * w, sign);
+        distance_update(m, &e->s, a, b, sign * w, sign * c, sign);
         return TOPOMAP_OK;
     }
     double sw = sign * w, dist;
@@ -365,9 +385,11 @@ static int message_update(topomap_eval *e, int32_t a, int32_t b, double w, int s
     e->s.qap += sw * dist;
     e->s.total_bytes += sw;
     e->s.messages += sign;
+    e->s.msgs += sign * c;
     if (topomap_machine_node_of(m, a) != topomap_machine_node_of(m, b)) {
         e->s.edge_cut += sw;
         e->s.cut_messages += sign;
+        e->s.cut_msgs += sign * c;
         for (int32_t r = 0; r < h && !rc; r++) rc = link_add(e, e->route_buf[r], sw, sign);
         e->s.hop_bytes += sw * h;
         e->s.dilation += sign * h;
@@ -401,7 +423,7 @@ static int create_distance_only(topomap_eval *e)
         if (e->pe_of[i] < 0) continue;
         for (int64_t k = p->indptr[i]; k < p->indptr[i + 1]; k++)
             if (e->pe_of[p->indices[k]] >= 0)
-                distance_update(e->m, &e->s, e->pe_of[i], e->pe_of[p->indices[k]], p->bytes[k], 1);
+                distance_update(e->m, &e->s, e->pe_of[i], e->pe_of[p->indices[k]], p->bytes[k], 1.0, 1);
     }
     return TOPOMAP_OK;
 }
@@ -468,7 +490,7 @@ int topomap_eval_create_flags(const topomap_machine *m, const topomap_pattern *p
     if (rc) goto cleanup;
     memcpy(e->pe_of, pe_of, (size_t)p->n * sizeof *pe_of);
     int32_t max_dil;
-    accumulate(m, p, 0, p->n, pe_of, e->load, e->count, e->level_bytes, e->hist, e->route_buf, &e->s, &max_dil);
+    accumulate(m, p, NULL, 0, p->n, pe_of, e->load, e->count, e->level_bytes, e->hist, e->route_buf, &e->s, &max_dil);
     if (e->s.unrouted) {
         rc = fail_unrouted(m, &e->s, pe_of);
         goto cleanup;
@@ -496,6 +518,7 @@ void topomap_eval_destroy(topomap_eval *e)
     free(e->t_indptr);
     free(e->t_indices);
     free(e->t_bytes);
+    free(e->t_msgs);
     free(e->pe_of);
     free(e->load);
     free(e->count);
@@ -507,13 +530,51 @@ void topomap_eval_destroy(topomap_eval *e)
     free(e);
 }
 
+int topomap_eval_set_msgs(topomap_eval *e, const double *msgs)
+{
+    const topomap_pattern *p = &e->p;
+    int64_t nnz = p->indptr[p->n];
+    topomap_pattern counts = {p->n, p->indptr, p->indices, msgs};
+    int64_t *ip = malloc(((size_t)p->n + 1) * sizeof *ip);
+    int32_t *ix = malloc((size_t)nnz * sizeof *ix + 1);
+    double *t = malloc((size_t)nnz * sizeof *t + 1);
+    int rc = ip && ix && t ? TOPOMAP_OK : topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the message counts");
+    /* the transpose orders entries as it did for the bytes: the same permutation */
+    if (!rc && msgs) rc = topomap_pattern_transpose(&counts, ip, ix, t);
+    if (rc) goto cleanup;
+    double total = 0, cut = 0;
+    for (int32_t i = 0; i < p->n; i++) {
+        int32_t a = e->pe_of[i];
+        if (a < 0) continue;
+        for (int64_t k = p->indptr[i]; k < p->indptr[i + 1]; k++) {
+            int32_t b = e->pe_of[p->indices[k]];
+            double c = msgs ? msgs[k] : 1.0;
+            if (b < 0) continue;
+            total += c;
+            if (topomap_machine_node_of(e->m, a) != topomap_machine_node_of(e->m, b)) cut += c;
+        }
+    }
+    free(e->t_msgs);
+    e->t_msgs = msgs ? t : NULL;
+    if (msgs) t = NULL;
+    e->msgs = msgs;
+    e->s.msgs = total;
+    e->s.cut_msgs = cut;
+cleanup:
+    free(ip);
+    free(ix);
+    free(t);
+    return rc;
+}
+
 void topomap_eval_metrics(const topomap_eval *e, topomap_metrics *out)
 {
     if (e->distance_only) {
         *out = (topomap_metrics){.hop_bytes = NAN, .dilation = NAN, .max_dilation = -1, .messages = e->s.messages,
                                  .total_bytes = e->s.total_bytes, .qap = e->s.qap, .max_congestion = NAN,
                                  .nz_links = -1, .nz_congestion_avg = NAN, .nz_congestion_var = NAN, .hybrid = NAN,
-                                 .edge_cut = e->s.edge_cut, .edge_cut_messages = e->s.cut_messages};
+                                 .edge_cut = e->s.edge_cut, .edge_cut_messages = e->s.cut_messages,
+                                 .msgs = e->s.msgs, .cut_msgs = e->s.cut_msgs};
         return;
     }
     int32_t max_dil = e->max_route;
@@ -541,14 +602,16 @@ static int relocate(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_
         for (int64_t k = pt->indptr[x]; k < pt->indptr[x + 1] && !rc; k++) {
             int32_t y = pt->indices[k];
             if (side == 1 && y == p) continue;
-            rc = message_update(e, e->pe_of[x], e->pe_of[y], pt->bytes[k], -1);
-            if (!rc) rc = message_update(e, NEWPE(x), NEWPE(y), pt->bytes[k], +1);
+            double c = e->msgs ? e->msgs[k] : 1.0;
+            rc = message_update(e, e->pe_of[x], e->pe_of[y], pt->bytes[k], c, -1);
+            if (!rc) rc = message_update(e, NEWPE(x), NEWPE(y), pt->bytes[k], c, +1);
         }
         for (int64_t k = e->t_indptr[x]; k < e->t_indptr[x + 1] && !rc; k++) {
             int32_t y = e->t_indices[k];
             if (side == 1 && y == p) continue;
-            rc = message_update(e, e->pe_of[y], e->pe_of[x], e->t_bytes[k], -1);
-            if (!rc) rc = message_update(e, NEWPE(y), NEWPE(x), e->t_bytes[k], +1);
+            double c = e->t_msgs ? e->t_msgs[k] : 1.0;
+            rc = message_update(e, e->pe_of[y], e->pe_of[x], e->t_bytes[k], c, -1);
+            if (!rc) rc = message_update(e, NEWPE(y), NEWPE(x), e->t_bytes[k], c, +1);
         }
     }
 #undef NEWPE

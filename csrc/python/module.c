@@ -14,6 +14,7 @@ PyObject *pytopomap_raise(int rc)
     if (!mod) return NULL;
     PyObject *cls = PyObject_GetAttrString(mod, rc == TOPOMAP_EINVAL     ? "CoreInputError"
                                                 : rc == TOPOMAP_ECANCELED ? "Cancelled"
+                                                : rc == TOPOMAP_ENOTSUP   ? "CoreNotSupported"
                                                                           : "CoreError");
     Py_DECREF(mod);
     if (!cls) return NULL;
@@ -90,12 +91,12 @@ int pytopomap_weights(PyObject *obj, double w[4], const double **out)
 PyObject *pytopomap_metrics_dict(const topomap_metrics *mt)
 {
     return Py_BuildValue(
-        "{s:d,s:d,s:i,s:L,s:d,s:d,s:d,s:L,s:d,s:d,s:d,s:d,s:L}", "hop_bytes", mt->hop_bytes, "dilation",
+        "{s:d,s:d,s:i,s:L,s:d,s:d,s:d,s:L,s:d,s:d,s:d,s:d,s:L,s:d,s:d}", "hop_bytes", mt->hop_bytes, "dilation",
         mt->dilation, "max_dilation", (int)mt->max_dilation, "messages", (long long)mt->messages, "total_bytes",
         mt->total_bytes, "qap", mt->qap, "max_congestion", mt->max_congestion, "nz_links",
         (long long)mt->nz_links, "nz_congestion_avg", mt->nz_congestion_avg, "nz_congestion_var",
         mt->nz_congestion_var, "hybrid", mt->hybrid, "edge_cut", mt->edge_cut, "edge_cut_messages",
-        (long long)mt->edge_cut_messages);
+        (long long)mt->edge_cut_messages, "msgs", mt->msgs, "cut_msgs", mt->cut_msgs);
 }
 
 static PyObject *features(PyObject *self, PyObject *args)
@@ -110,7 +111,7 @@ static PyObject *features(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"features", features, METH_NOARGS, "What was compiled in."},
     {"evaluate", (PyCFunction)(void (*)(void))pytopomap_evaluate, METH_VARARGS | METH_KEYWORDS,
-     "evaluate(machine, indptr, indices, bytes, pe_of, weights=None) -> (dict, link_load, level_bytes)"},
+     "evaluate(machine, indptr, indices, bytes, pe_of, weights=None, msgs=None) -> (dict, link_load, level_bytes)"},
     {"map_block", pytopomap_map_block, METH_VARARGS, "map_block(n, alloc, capacity) -> pe_of"},
     {"map_cyclic", pytopomap_map_cyclic, METH_VARARGS, "map_cyclic(machine, n, alloc, capacity) -> pe_of"},
     {"map_random", pytopomap_map_random, METH_VARARGS, "map_random(n, alloc, capacity, seed) -> pe_of"},

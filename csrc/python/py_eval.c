@@ -7,20 +7,34 @@ static int read_mapping(PyObject *obj, int32_t n, PyArrayObject **out)
     return *out ? 0 : -1;
 }
 
+/* The optional message counts of the pattern's entries (None: one per entry). */
+static int read_msgs(PyObject *obj, const topomap_pattern *p, PyArrayObject **out, const double **msgs)
+{
+    *out = NULL;
+    *msgs = NULL;
+    if (obj == Py_None) return 0;
+    *out = pytopomap_array(obj, NPY_FLOAT64, (npy_intp)p->indptr[p->n], "msgs");
+    if (!*out) return -1;
+    *msgs = PyArray_DATA(*out);
+    return 0;
+}
+
 PyObject *pytopomap_evaluate(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"machine", "indptr", "indices", "bytes", "pe_of", "weights", NULL};
-    PyObject *mo, *ip, *ix, *by, *po, *wo = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOOO|O", kwlist, &PyTopomapMachine_Type, &mo, &ip, &ix, &by, &po, &wo))
+    static char *kwlist[] = {"machine", "indptr", "indices", "bytes", "pe_of", "weights", "msgs", NULL};
+    PyObject *mo, *ip, *ix, *by, *po, *wo = Py_None, *mg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOOO|OO", kwlist, &PyTopomapMachine_Type, &mo, &ip, &ix, &by, &po,
+                                     &wo, &mg))
         return NULL;
     const topomap_machine *m = ((PyTopomapMachine *)mo)->m;
-    PyArrayObject *arrs[3], *pe = NULL, *load = NULL, *lev = NULL;
+    PyArrayObject *arrs[3] = {NULL, NULL, NULL}, *pe = NULL, *load = NULL, *lev = NULL, *marr = NULL;
     PyObject *res = NULL;
     topomap_pattern p;
     double wbuf[4];
-    const double *w;
-    if (pytopomap_pattern(ip, ix, by, &p, arrs) || read_mapping(po, p.n, &pe) || pytopomap_weights(wo, wbuf, &w))
+    const double *w, *msgs;
+    if (pytopomap_pattern(ip, ix, by, &p, arrs) || read_mapping(po, p.n, &pe) || pytopomap_weights(wo, wbuf, &w) ||
+        read_msgs(mg, &p, &marr, &msgs))
         goto cleanup;
     npy_intp nl = topomap_machine_nlinks(m), nv = topomap_machine_nlevels(m);
     load = (PyArrayObject *)PyArray_SimpleNew(1, &nl, NPY_FLOAT64);
@@ -30,7 +44,7 @@ PyObject *pytopomap_evaluate(PyObject *self, PyObject *args, PyObject *kw)
     topomap_eval_detail d = {PyArray_DATA(load), PyArray_DATA(lev)};
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = topomap_evaluate(m, &p, PyArray_DATA(pe), w, &mt, &d);
+    rc = topomap_evaluate_msgs(m, &p, msgs, PyArray_DATA(pe), w, &mt, &d);
     Py_END_ALLOW_THREADS
     if (rc) {
         pytopomap_raise(rc);
@@ -43,6 +57,7 @@ cleanup:
     Py_XDECREF(arrs[1]);
     Py_XDECREF(arrs[2]);
     Py_XDECREF(pe);
+    Py_XDECREF(marr);
     Py_XDECREF(load);
     Py_XDECREF(lev);
     return res;
@@ -52,7 +67,7 @@ typedef struct {
     PyObject_HEAD
     topomap_eval *e;
     PyObject *machine;      /* keeps the machine alive */
-    PyArrayObject *arrs[3]; /* keeps the borrowed pattern arrays alive */
+    PyArrayObject *arrs[4]; /* keeps the borrowed pattern arrays (and message counts) alive */
     int32_t n, npes, nlinks, nlevels;
 } PyTopomapEvaluator;
 
@@ -60,15 +75,16 @@ static void evaluator_dealloc(PyTopomapEvaluator *self)
 {
     topomap_eval_destroy(self->e);
     Py_XDECREF(self->machine);
-    for (int i = 0; i < 3; i++) Py_XDECREF(self->arrs[i]);
+    for (int i = 0; i < 4; i++) Py_XDECREF(self->arrs[i]);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyObject *evaluator_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"machine", "indptr", "indices", "bytes", "pe_of", "weights", NULL};
-    PyObject *mo, *ip, *ix, *by, *po, *wo = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOOO|O", kwlist, &PyTopomapMachine_Type, &mo, &ip, &ix, &by, &po, &wo))
+    static char *kwlist[] = {"machine", "indptr", "indices", "bytes", "pe_of", "weights", "msgs", NULL};
+    PyObject *mo, *ip, *ix, *by, *po, *wo = Py_None, *mg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOOO|OO", kwlist, &PyTopomapMachine_Type, &mo, &ip, &ix, &by, &po,
+                                     &wo, &mg))
         return NULL;
     PyTopomapEvaluator *self = (PyTopomapEvaluator *)type->tp_alloc(type, 0);
     if (!self) return NULL;
@@ -78,8 +94,9 @@ static PyObject *evaluator_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     topomap_pattern p;
     PyArrayObject *pe = NULL;
     double wbuf[4];
-    const double *w;
-    if (pytopomap_pattern(ip, ix, by, &p, self->arrs) || read_mapping(po, p.n, &pe) || pytopomap_weights(wo, wbuf, &w)) {
+    const double *w, *msgs;
+    if (pytopomap_pattern(ip, ix, by, &p, self->arrs) || read_mapping(po, p.n, &pe) || pytopomap_weights(wo, wbuf, &w) ||
+        read_msgs(mg, &p, &self->arrs[3], &msgs)) {
         Py_XDECREF(pe);
         Py_DECREF(self);
         return NULL;
@@ -87,6 +104,7 @@ static PyObject *evaluator_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = topomap_eval_create(m, &p, PyArray_DATA(pe), w, &self->e);
+    if (!rc && msgs) rc = topomap_eval_set_msgs(self->e, msgs);
     Py_END_ALLOW_THREADS
     Py_DECREF(pe);
     if (rc) {
@@ -176,7 +194,7 @@ PyTypeObject PyTopomapEvaluator_Type = {
     .tp_basicsize = sizeof(PyTopomapEvaluator),
     .tp_dealloc = (destructor)evaluator_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Evaluator(machine, indptr, indices, bytes, pe_of, weights=None): incremental metrics.",
+    .tp_doc = "Evaluator(machine, indptr, indices, bytes, pe_of, weights=None, msgs=None): incremental metrics.",
     .tp_methods = evaluator_methods,
     .tp_new = evaluator_new,
 };

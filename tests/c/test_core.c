@@ -214,6 +214,46 @@ static void test_threaded_full_evaluation(void)
     free(by);
 }
 
+/* Message counts: the ring 0 -> 1 -> 2 -> 3 -> 0 on a 1-D torus of 4 nodes of 2 PEs, processes on
+   PEs 0, 1, 2, 4, so 0 -> 1 stays inside node 0; msgs 3, 0, 5, 2 messages per entry. */
+static void test_message_counts(void)
+{
+    const int32_t groups[2] = {0, 0};
+    const double cost[1] = {0};
+    const topomap_node_tree two = {2, 1, groups, cost};
+    int32_t d = 4;
+    uint8_t w = 1;
+    topomap_machine *m = NULL;
+    CHECK(topomap_machine_create_torus(&two, 1, &d, &w, &m) == 0);
+    int64_t ip[5] = {0, 1, 2, 3, 4};
+    int32_t ix[4] = {1, 2, 3, 0};
+    double by[4] = {1, 1, 1, 1}, msgs[4] = {3, 0, 5, 2};
+    topomap_pattern p = {4, ip, ix, by};
+    int32_t pe_of[4] = {0, 1, 2, 4};
+    topomap_metrics full, plain, after;
+    CHECK(topomap_evaluate_msgs(m, &p, msgs, pe_of, NULL, &full, NULL) == 0);
+    CHECK(full.messages == 4 && full.edge_cut_messages == 3 && full.msgs == 10 && full.cut_msgs == 7);
+    CHECK(topomap_evaluate(m, &p, pe_of, NULL, &plain, NULL) == 0);
+    CHECK(plain.msgs == 4 && plain.cut_msgs == 3);            /* without counts: one per pair */
+    topomap_eval *e = NULL;
+    CHECK(topomap_eval_create(m, &p, pe_of, NULL, &e) == 0);
+    CHECK(topomap_eval_set_msgs(e, msgs) == 0);
+    topomap_eval_metrics(e, &after);
+    CHECK(after.msgs == 10 && after.cut_msgs == 7);
+    /* process 3 joins process 2 on node 1: entry 2 -> 3 (5 messages) stays inside it now */
+    CHECK(topomap_eval_try_move(e, 3, 3, &after) == 0 && after.cut_msgs == 2);
+    CHECK(topomap_eval_move(e, 3, 3) == 0);
+    int32_t moved[4] = {0, 1, 2, 3};
+    CHECK(topomap_evaluate_msgs(m, &p, msgs, moved, NULL, &full, NULL) == 0 && full.cut_msgs == 2);
+    topomap_eval_metrics(e, &after);
+    CHECK(after.cut_msgs == 2 && after.msgs == 10);
+    CHECK(topomap_eval_set_msgs(e, NULL) == 0);              /* back to one per pair */
+    topomap_eval_metrics(e, &after);
+    CHECK(after.msgs == 4 && after.cut_msgs == 2);
+    topomap_eval_destroy(e);
+    topomap_machine_destroy(m);
+}
+
 static void test_rng_and_baselines(void)
 {
     topomap_rng a, b;
@@ -254,6 +294,7 @@ int main(void)
     test_tree_network();
     test_errors();
     test_incremental();
+    test_message_counts();
     test_threaded_full_evaluation();
     test_rng_and_baselines();
     return check_report();

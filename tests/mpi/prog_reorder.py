@@ -1,7 +1,8 @@
 """reorder() under mpiexec: usage: prog_reorder.py JSON  (a list of {"kind", "method", "seed", "machine"})
 
 kind: stencil (a 3-D stencil Pattern given on every rank), root (the Pattern on rank 0 only),
-rows (each rank's own row as an array), dict (as a dict), profile (a Profile of a halo exchange).
+dense (the whole n x n array on every rank), rows (each rank's own row as an array), dict (as a
+dict), profile (a Profile of a halo exchange).  A case without "method" takes reorder's default.
 Checks on every rank that the new communicator numbers the processes as info.new_rank says (through
 MPI groups, independently of Split's return value) and that each role reaches its partners, then
 prints what the driver recomputes.
@@ -26,7 +27,7 @@ def stencil_for(size: int) -> tm.Pattern:
 
 def body(comm, argv):
     for case in json.loads(argv[0]):
-        one(comm, case["kind"], case["method"], int(case["seed"]), case.get("machine"))
+        one(comm, case["kind"], case.get("method"), int(case["seed"]), case.get("machine"))
 
 
 def one(comm, kind, method, seed, machine):
@@ -36,6 +37,8 @@ def one(comm, kind, method, seed, machine):
         given = pat
     elif kind == "root":
         given = pat if comm.rank == 0 else None
+    elif kind == "dense":
+        given = dense
     elif kind == "rows":
         given = dense[comm.rank]
     elif kind == "dict":
@@ -50,7 +53,8 @@ def one(comm, kind, method, seed, machine):
         given = prof
     else:
         raise ValueError(kind)
-    newcomm, info = reorder(comm, given, method=method, seed=seed, machine=machine)
+    chosen = {} if method is None else {"method": method}
+    newcomm, info = reorder(comm, given, seed=seed, machine=machine, **chosen)
     mine = int(info.new_rank[comm.rank])
     all_ok(comm, newcomm.rank == mine, "newcomm.rank == new_rank[rank]")
     translated = MPI.Group.Translate_ranks(comm.Get_group(), list(range(comm.size)), newcomm.Get_group())
@@ -64,7 +68,7 @@ def one(comm, kind, method, seed, machine):
     MPI.Request.waitall(sent)
     all_ok(comm, got == sorted(np.flatnonzero(dense[:, newcomm.rank]).tolist()), "role messages")
     if comm.rank == 0:
-        emit({"kind": kind, "method": method, "seed": seed, "new_rank": info.new_rank.tolist(), "pe_of": info.mapping.pe_of.tolist(),
+        emit({"kind": kind, "method": info.method, "seed": seed, "new_rank": info.new_rank.tolist(), "pe_of": info.mapping.pe_of.tolist(),
               "pes": info.job.allocation.pes.tolist(), "machine": info.job.machine.spec,
               "node_hosts": list(info.job.node_hosts), "placement": info.job.placement,
               "before": info.before.to_dict(), "after": info.after.to_dict(), "seconds": info.seconds,

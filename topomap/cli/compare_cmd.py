@@ -6,11 +6,13 @@ import argparse
 import csv
 import json
 
-from ..compare import compare
+import sys
+
+from ..compare import compare_rows
 from ..errors import MappingError
 from ..registry import methods
-from .common import rows_of, table
-from .map_cmd import METRIC_COLUMNS, add_placement_arguments, job
+from .common import add_placement_arguments, job, table
+from .map_cmd import METRIC_COLUMNS
 
 
 def _seeds(text: str) -> list[int]:
@@ -24,18 +26,21 @@ def _seeds(text: str) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    names = [t.strip() for t in args.methods.split(",") if t.strip()] if args.methods else list(methods())
-    unknown = [name for name in names if name not in methods()]
-    if unknown or not names:
+    names = [t.strip() for t in args.methods.split(",") if t.strip()] if args.methods else None
+    unknown = [name for name in names or () if name not in methods()]
+    if unknown or names == []:
         raise MappingError(f"unknown mapping method {unknown[0]!r}; registered: {', '.join(methods())}"
                            if unknown else "--methods names no method")
     normalize = None if args.normalize.lower() == "none" else args.normalize
     seeds = _seeds(args.seeds) if args.seeds else [args.seed]
     pat, alloc = job(args)
-    rows = []
+    rows, skipped = [], {}
     for seed in seeds:
-        for r in rows_of(compare(pat, alloc, names, normalize=normalize, seed=seed, capacity=args.capacity)):
+        done, skipped = compare_rows(pat, alloc, names, normalize=normalize, seed=seed, capacity=args.capacity)
+        for r in done:
             rows.append({"method": r["method"], "seed": seed, **{k: v for k, v in r.items() if k != "method"}})
+    for name, why in skipped.items():
+        print(f"skipped {name}, which does not apply here: {why}", file=sys.stderr)
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
@@ -59,8 +64,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="run several mappers on one job and tabulate their metrics",
                        description="Map a pattern onto a machine with several methods (their default options) and "
                        "print every metric, normalised to one method unless --normalize none.")
-    add_placement_arguments(p)
-    p.add_argument("--methods", help="comma-separated mappers (default: every registered one)")
+    add_placement_arguments(p, with_json=True)
+    p.add_argument("--methods", help="comma-separated mappers (default: those of topomap.compare that apply to the "
+                                     "machine; the others are listed on stderr)")
     p.add_argument("--normalize", default="block", help="divide the metrics by this method's (default block; none)")
     p.add_argument("--seeds", help="comma-separated mapper seeds, one row per method and seed (default --seed)")
     p.add_argument("--csv", help="also write every row (raw and normalised metrics) to this CSV file")

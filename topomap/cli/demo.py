@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from ..compare import DEFAULT_METHODS, compare_rows
 from ..patterns import generators
-from ..compare import DEFAULT_METHODS, compare
-from .common import add_job_arguments, allocation, rows_of, table
+from .common import add_job_arguments, allocation, table
 
 PATTERN = "stencil3d:16x16x16:7,weights=3x1x1"
 MACHINE = "torus:16x16x8/8"
-METHODS = ",".join(DEFAULT_METHODS)
+ALLOCATION = "fragmented"
 COLUMNS = [("method", "{}"), ("hop_bytes_norm", "{:.3f}"), ("avg_dilation", "{:.3f}"),
            ("max_dilation", "{}"), ("max_congestion_norm", "{:.3f}"), ("nz_congestion_avg_norm", "{:.3f}"),
            ("nz_congestion_var_norm", "{:.3f}"), ("edge_cut_norm", "{:.3f}"), ("seconds", "{:.4f}")]
@@ -23,8 +23,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"machine:    {alloc.machine}")
     print(f"allocation: {alloc}")
     print("metrics normalised by the block (launcher default) mapping; lower is better\n")
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    print(table(rows_of(compare(pat, alloc, methods=methods, normalize="block", seed=args.seed)), COLUMNS))
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
+    rows, skipped = compare_rows(pat, alloc, methods=methods, normalize="block", seed=args.seed)
+    print(table(rows, COLUMNS))
+    if skipped:
+        print(f"\nnot run, as they do not apply to {alloc.machine.spec}: {', '.join(skipped)} "
+              "(`topomap compare` says why)")
     return 0
 
 
@@ -33,7 +37,7 @@ def add(sub: argparse._SubParsersAction) -> None:
                        description="Map a built-in pattern onto a built-in machine with the main mappers "
                                    "and print the metric table.")
     p.add_argument("--pattern", default=PATTERN, help=f"generator spec (default {PATTERN})")
-    p.add_argument("--methods", default=METHODS, help=f"comma-separated mappers (default {METHODS}; "
-                                                        "see `topomap methods`)")
-    add_job_arguments(p, MACHINE)
-    p.set_defaults(func=run, allocation="fragmented")
+    p.add_argument("--methods", help=f"comma-separated mappers (default: those of {', '.join(DEFAULT_METHODS)} "
+                                     "that apply to the machine; see `topomap methods`)")
+    add_job_arguments(p, MACHINE, ALLOCATION)
+    p.set_defaults(func=run)

@@ -6,25 +6,25 @@ import argparse
 
 from .. import io
 from ..metrics import evaluate
+from ..networks.spec import machine as build_machine
 from ..registry import map as run_mapper
-from .common import add_job_arguments, allocation, load_pattern, print_mapping
+from .common import add_placement_arguments, job, load_pattern, print_mapping
 
 
 def run(args: argparse.Namespace) -> int:
-    pat = load_pattern(args.pattern)
-    alloc = allocation(args, pat.n)
-    mp = io.read_mapping(args.mapping) if args.mapping else run_mapper(pat, alloc, method=args.method, seed=args.seed)
-    met = evaluate(pat, alloc if args.mapping is None else alloc.machine, mp)
-    print_mapping(met.to_dict(), args.json)
+    if args.mapping:       # PEs anywhere on the machine: no allocation to make
+        pat, where, mp = load_pattern(args.pattern), build_machine(args.machine), io.read_mapping(args.mapping)
+    else:
+        pat, where = job(args)
+        mp = run_mapper(pat, where, method=args.method, seed=args.seed, capacity=args.capacity)
+    print_mapping(evaluate(pat, where, mp).to_dict(), args.json)
     return 0
 
 
 def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="metrics of a mapping", description="Evaluate a placement: pattern "
                        "(file or generator spec) on a machine, mapped by a method or read from a mapping file.")
-    p.add_argument("pattern", help="pattern file (.mat, .npy, ...) or generator spec (e.g. stencil2d:64x64)")
-    add_job_arguments(p, None)
+    add_placement_arguments(p, with_json=True)
     p.add_argument("--method", default="block", help="mapper to run when no --mapping is given (default block)")
-    p.add_argument("--mapping", help="mapping file: one PE id per line")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--mapping", help="mapping file: one PE id per line (the allocation options are then unused)")
     p.set_defaults(func=run)

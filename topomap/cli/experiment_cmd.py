@@ -6,8 +6,9 @@ import argparse
 import json
 import math
 import sys
+import warnings
 
-from ..experiments import GridInterrupted, read_grid, run_grid, summarize
+from ..experiments import GridInterrupted, GridRunsFailed, read_grid, run_grid, summarize
 from .common import table
 
 _SHOWN = ("hop_bytes_norm", "max_congestion_norm", "nz_congestion_avg_norm", "nz_congestion_var_norm",
@@ -21,7 +22,9 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_fast:
         grid["fail_fast"] = True
     try:
-        df = run_grid(**grid, resume=not args.no_resume, progress=not args.no_progress)
+        with warnings.catch_warnings():   # the failed runs are printed below, with the exit status 1
+            warnings.simplefilter("ignore", GridRunsFailed)
+            df = run_grid(**grid, resume=not args.no_resume, progress=not args.no_progress)
     except GridInterrupted as exc:
         where = f"; saved to {exc.saved_to}, run the same command to resume" if exc.saved_to else ""
         print(f"topomap experiment: interrupted after {len(exc.results)} runs{where}", file=sys.stderr)

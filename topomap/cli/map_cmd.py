@@ -24,8 +24,7 @@ from ..mapping import Mapping
 from ..metrics import evaluate
 from ..registry import MapperInfo, methods
 from ..registry import map as run_mapper
-from ..networks.spec import machine as build_machine
-from .common import add_job_arguments, load_pattern, table
+from .common import add_placement_arguments, job, table
 
 __all__ = ["parse_options", "METRIC_COLUMNS"]
 
@@ -96,32 +95,6 @@ def parse_options(method: str, items: Sequence[str] | None, info: MapperInfo | N
     return out
 
 
-def job(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The pattern and the allocation of a ``map``/``compare`` command line."""
-    pat = load_pattern(args.pattern)
-    mach = build_machine(args.machine)
-    if args.capacity < 1:
-        raise MappingError(f"--capacity must be >= 1, got {args.capacity}")
-    need = -(-pat.n // args.capacity)
-    count = need if args.alloc is None else args.alloc
-    if count < need or count > mach.npes:
-        raise MappingError(f"{pat.n} processes at capacity {args.capacity} need {need} PEs; "
-                           f"{'--alloc gives ' + str(count) if count < need else 'the machine has ' + str(mach.npes)}"
-                           f" ({args.machine})")
-    return pat, mach.allocate(count, policy=args.allocation, seed=args.alloc_seed, runs=args.runs)
-
-
-def add_placement_arguments(p: argparse.ArgumentParser) -> None:
-    """Pattern, machine and allocation arguments of ``map`` and ``compare``."""
-    p.add_argument("pattern", help="pattern file (.mat, .mtx, ...) or generator spec (e.g. stencil3d:16x16x16)")
-    add_job_arguments(p, None)
-    p.add_argument("--policy", dest="allocation", choices=["contiguous", "random", "fragmented"],
-                   default=argparse.SUPPRESS, help="same as --allocation")
-    p.add_argument("--alloc", type=int, metavar="N", help="PEs to allocate (default: just enough at --capacity)")
-    p.add_argument("--capacity", type=int, default=1, help="processes per PE (default 1)")
-    p.add_argument("--json", action="store_true", help="print JSON")
-
-
 def _row(name: str, met: Any, seconds: float) -> dict:
     return {"method": name, **met.to_dict(), "seconds": seconds}
 
@@ -131,6 +104,8 @@ def _map_mpi(args: argparse.Namespace, options: dict[str, Any]) -> tuple[Any, An
     (pattern, allocation, mapping), the other ranks None."""
     if args.method != "ptram":
         raise MappingError(f"--mpi runs the distributed PTRAM only (--method ptram), got --method {args.method}")
+    if args.capacity == "auto":
+        raise MappingError("--mpi needs a number for --capacity (every rank passes it to the distributed PTRAM)")
     from ..mpi._collective import CollectiveError, from_root, mpi
     comm = mpi().COMM_WORLD
     kept: list = []
@@ -169,13 +144,13 @@ def run(args: argparse.Namespace) -> int:
             np.savetxt(args.output, alloc.machine.node_of(mp.pe_of), fmt="%d")
     rows = [_row(args.method, evaluate(pat, alloc, mp), mp.seconds)]
     if args.method != "block":
-        base: Mapping = run_mapper(pat, alloc, method="block", capacity=args.capacity)
+        base: Mapping = run_mapper(pat, alloc, method="block", capacity=mp.capacity)
         rows.append(_row("block", evaluate(pat, alloc, base), base.seconds))
         rows.append({"method": f"{args.method}/block",
                      **{k: (rows[0][k] / rows[1][k] if rows[1][k] else (1.0 if rows[0][k] == 0 else math.inf))
                         for k, _ in METRIC_COLUMNS}})
     if args.json:
-        print(json.dumps({"method": args.method, "seed": args.seed, "capacity": args.capacity,
+        print(json.dumps({"method": args.method, "seed": args.seed, "capacity": mp.capacity,
                           "options": mp.options, "output": args.output, "format": args.format,
                           "metrics": rows}, indent=2, default=float))
         return 0
@@ -191,7 +166,7 @@ def add(sub: argparse._SubParsersAction) -> None:
                        description="Run a mapper, write the mapping (one line per process) and print its "
                        "metrics next to the launcher's block placement.  Method options: --option NAME=VALUE, "
                        "typed from the defaults listed by `topomap methods`.")
-    add_placement_arguments(p)
+    add_placement_arguments(p, with_json=True)
     p.add_argument("--method", default="block", help="registered mapper (default block; see `topomap methods`)")
     p.add_argument("--option", "-O", action="append", metavar="NAME=VALUE", help="a method option (repeatable)")
     p.add_argument("-o", "--output", help="mapping file to write")

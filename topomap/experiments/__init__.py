@@ -18,9 +18,9 @@ Examples
 {'block': 1.0, 'cyclic': 1.222}
 """
 
-from .grid import AllocationSpec, GridInterrupted, MethodSpec, run_grid
+from .grid import AllocationSpec, GridInterrupted, GridRunsFailed, MethodSpec, run_grid
 from .gridfile import GRID_KEYS, read_grid
 from .results import CELL, KEY, load, normalize, save, summarize
 
-__all__ = ["run_grid", "GridInterrupted", "MethodSpec", "AllocationSpec", "read_grid", "GRID_KEYS",
+__all__ = ["run_grid", "GridInterrupted", "GridRunsFailed", "MethodSpec", "AllocationSpec", "read_grid", "GRID_KEYS",
            "load", "save", "normalize", "summarize", "KEY", "CELL"]

@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping as MappingABC, Sequence
 
@@ -24,11 +25,15 @@ from ..networks.spec import machine as build_machine
 from .progress import progress_bar
 from .results import KEY, STRING_COLUMNS, file_format, load, normalize, pandas, save
 
-__all__ = ["run_grid", "GridInterrupted", "MethodSpec", "AllocationSpec"]
+__all__ = ["run_grid", "GridInterrupted", "GridRunsFailed", "MethodSpec", "AllocationSpec"]
 
 _POLICIES = ("contiguous", "random", "fragmented")
 _ALLOC_DEFAULTS = {"seed": 0, "runs": 4}
 _SAVE_EVERY = 2.0  # seconds between intermediate saves: rewriting the file after every fast run would dominate
+
+
+class GridRunsFailed(UserWarning):
+    """:func:`run_grid` finished with runs whose rows have ``status == "error"``."""
 
 
 class GridInterrupted(KeyboardInterrupt):
@@ -258,7 +263,8 @@ def run_grid(patterns: Any, machines: Any, methods: Any = None, *, seeds: "int |
     Returns
     -------
     pandas.DataFrame
-        One row per run of this grid, in grid order.
+        One row per run of this grid, in grid order.  When some runs failed,
+        a :class:`GridRunsFailed` warning says how many and names the first.
 
     Raises
     ------
@@ -375,6 +381,12 @@ def run_grid(patterns: Any, machines: Any, methods: Any = None, *, seeds: "int |
     result = grid.finish()
     if interrupted:
         raise GridInterrupted(result, out_path) from None
+    failed = result[result["status"] == "error"] if len(result) else result
+    if len(failed):
+        first = failed.iloc[0]
+        warnings.warn(f"{len(failed)} of {len(result)} runs failed (their rows have status 'error'); the first: "
+                      f"{first['method']} on {first['pattern']} / {first['machine']} / {first['allocation']}: "
+                      f"{first['error']}", GridRunsFailed, stacklevel=2)
     return result
 
 

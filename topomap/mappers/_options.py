@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
-from ..errors import CoreError, CoreInputError, MappingError
+from ..errors import CoreError, CoreInputError, CoreNotSupported, MappingError, NotApplicable
 
 if TYPE_CHECKING:
     from ..machine import Allocation
@@ -38,9 +38,12 @@ def is_flag(value: Any) -> bool:
 
 @contextmanager
 def core_errors(method: str | None) -> Iterator[None]:
-    """Re-raise the C core's errors as MappingError, prefixed ``"method: "`` (None: no prefix)."""
+    """Re-raise the C core's errors as MappingError (NotApplicable where the core does not support
+    the machine kind), prefixed ``"method: "`` (None: no prefix)."""
     try:
         yield
+    except CoreNotSupported as exc:
+        raise NotApplicable(f"{method}: {exc}" if method else str(exc)) from None
     except (CoreError, CoreInputError) as exc:
         raise MappingError(f"{method}: {exc}" if method else str(exc)) from None
 

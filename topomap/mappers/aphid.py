@@ -73,7 +73,7 @@ def aphid(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
         Any machine whose routing oracle has levels (fat trees, tree and
         hierarchy networks, dragonflies, a single node); a torus, mesh,
         hypercube or graph fabric spanning several nodes raises
-        :class:`~topomap.MappingError`.
+        :class:`~topomap.NotApplicable`.
     seed, capacity, progress
         As for :func:`topomap.map`.
     prune : float

@@ -33,7 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _core
-from ..errors import CoreError, CoreInputError, MappingError
+from ..errors import CoreInputError, CoreNotSupported, MappingError, NotApplicable
 from ..machine import Allocation
 from ..pattern import Pattern
 from ..registry import register
@@ -97,9 +97,11 @@ def hierarchy(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: 
 
     Raises
     ------
+    NotApplicable
+        On a machine that is not a hierarchy over the allocation (the
+        message names its network kind).
     MappingError
-        On an option out of range, or a machine that is not a hierarchy
-        over the allocation (the message names its network kind).
+        On an option out of range.
 
     Examples
     --------
@@ -126,9 +128,9 @@ def hierarchy(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: 
                                        progress=progress)
     except CoreInputError as exc:
         raise MappingError(f"hierarchy: {exc}") from None
-    except CoreError as exc:
+    except CoreNotSupported as exc:
         m = allocation.machine
-        raise MappingError(f"hierarchy: method 'hierarchy' needs a machine whose PE distances form a hierarchy "
+        raise NotApplicable(f"hierarchy: method 'hierarchy' needs a machine whose PE distances form a hierarchy "
                            f"over the allocation (hierarchy:, tree: or fat-tree machines); {m.spec!r} has a "
                            f"{m.network.kind} network: {exc}") from None
     return pe_of

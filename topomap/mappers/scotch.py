@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import Cancelled, MachineError, MappingError
+from ..errors import Cancelled, MachineError, MappingError, NotApplicable
 from ..export import scotch as export
 from ..io.scotch_grf import write_scotch_grf
 from ..machine import Allocation
@@ -103,7 +103,7 @@ def target(allocation: Allocation, workdir: str, amk_grf: str | None = None) -> 
         return text, terms, unit
     exe = amk_grf or shutil.which("amk_grf")
     if exe is None:
-        raise MappingError(f"scotch: {m.spec!r} needs a graph target built by Scotch's amk_grf, which is not "
+        raise NotApplicable(f"scotch: {m.spec!r} needs a graph target built by Scotch's amk_grf, which is not "
                            "installed (Debian/Ubuntu: apt-get install scotch)")
     nodes = np.sort(allocation.nodes())
     grf, lst, tgt = (os.path.join(workdir, f) for f in ("net.grf", "net.vl", "net.tgt"))
@@ -248,9 +248,10 @@ def scotch(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int
 
     Raises
     ------
+    NotApplicable
+        When Scotch is not installed (the message names the Debian package).
     MappingError
-        When Scotch is not installed (the message names the Debian package),
-        fails, or runs out of time; on an option out of range.
+        When Scotch fails or runs out of time; on an option out of range.
 
     Examples
     --------
@@ -265,7 +266,7 @@ def scotch(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int
     _check(strategy, imbalance, timeout)
     exe = gmap_program()
     if exe is None:
-        raise MappingError("method 'scotch' runs Scotch's gmap program, which is not installed "
+        raise NotApplicable("method 'scotch' runs Scotch's gmap program, which is not installed "
                            "(Debian/Ubuntu: apt-get install scotch)")
     with tempfile.TemporaryDirectory(prefix="topomap-scotch-") as d:
         text, terms, unit = target(allocation, d)

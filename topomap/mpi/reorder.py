@@ -44,7 +44,7 @@ from .._digest import digest
 from ..errors import TopomapError
 from ..machine import Allocation, Machine
 from ..mapping import Mapping as TmMapping
-from ..metrics import Metrics, evaluate
+from ..metrics import Metrics, as_pattern, evaluate
 from ..node.nodetree import NodeTree
 from ..pattern import Pattern
 from ..registry import map as run_mapper
@@ -237,6 +237,15 @@ def _as_row(value: Any, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray |
     return dst, byts, msgs
 
 
+def _is_whole(value: Any) -> bool:
+    """A whole pattern other than a Pattern: an n x n array, a scipy.sparse matrix, a networkx graph."""
+    if isinstance(value, (Pattern, Mapping)) or value is None or (hasattr(value, "row") and hasattr(value, "msgs")):
+        return False                                               # ... or a Profile (a row)
+    if hasattr(value, "tocoo") or (hasattr(value, "edges") and hasattr(value, "nodes")):
+        return True
+    return isinstance(value, (np.ndarray, list, tuple)) and np.ndim(value) == 2
+
+
 def _fingerprint(pat: Pattern) -> tuple[int, int, str]:
     return pat.n, pat.nnz, digest(pat.indptr, pat.indices, pat.bytes)
 
@@ -245,7 +254,12 @@ def _gather_pattern(comm: Any, pattern: Any, root: int) -> Pattern | None:
     """The full pattern on ``root`` (None elsewhere), after a collective check of every rank's input."""
     size = comm.size
     kind, row, local_error, fp = "none", None, None, None
-    if pattern is None:
+    if _is_whole(pattern):
+        try:
+            pattern = as_pattern(pattern)
+        except (TopomapError, ValueError, TypeError) as exc:
+            local_error = f"bad pattern: {exc}"
+    if pattern is None or local_error is not None:
         pass
     elif isinstance(pattern, Pattern):
         kind, fp = "pattern", _fingerprint(pattern)
@@ -326,7 +340,7 @@ def apply_order(comm: Any, new_rank: Any) -> Any:
     return newcomm
 
 
-def reorder(comm: Any, pattern: Any = None, *, method: str, machine: "Machine | str | None" = None, seed: int = 0,
+def reorder(comm: Any, pattern: Any = None, *, method: str = "ptram", machine: "Machine | str | None" = None, seed: int = 0,
             hosts: "Sequence[str] | str | None" = None, node: "str | NodeTree" = "auto",
             host_nodes: "Mapping[str, int] | Callable[[str], int] | None" = None, root: int = 0,
             **options: Any) -> tuple[Any, ReorderInfo]:
@@ -336,14 +350,17 @@ def reorder(comm: Any, pattern: Any = None, *, method: str, machine: "Machine | 
     ----------
     comm : mpi4py.MPI.Intracomm
         The communicator to reorder (usually ``MPI.COMM_WORLD``).
-    pattern : Pattern, row, Profile or None
-        Either a :class:`~topomap.Pattern` of ``comm.size`` processes (on the
-        root, on some ranks, or on all; ranks holding one must hold the same),
-        with None on the others; or, on *every* rank, its own row: an array
-        of bytes per destination rank (length ``comm.size``), a dict
-        ``{destination: bytes}``, or a :class:`topomap.mpi.Profile`.
+    pattern : Pattern, n x n array, row, Profile or None
+        Either the whole pattern of ``comm.size`` processes -- a
+        :class:`~topomap.Pattern`, an ``n x n`` array of bytes (row = sender),
+        a ``scipy.sparse`` matrix or a networkx graph -- on the root, on some
+        ranks, or on all (ranks holding one must hold the same), with None on
+        the others; or, on *every* rank, its own row: an array of bytes per
+        destination rank (length ``comm.size``), a dict ``{destination:
+        bytes}``, or a :class:`topomap.mpi.Profile`.
     method : str
-        Any registered mapper (``topomap.methods()``).
+        Any registered mapper (``topomap.methods()``); default ``"ptram"``,
+        which follows the machine's routes on every network kind.
     machine : Machine or spec string, optional
         The machine the job's hosts belong to (see :mod:`topomap.mpi.job`);
         default one switch joining them.
@@ -377,6 +394,9 @@ def reorder(comm: Any, pattern: Any = None, *, method: str, machine: "Machine | 
     >>> newcomm, info = reorder(comm, row, method="random", seed=1)
     >>> sorted(info.new_rank.tolist()) == list(range(comm.size))
     True
+    >>> whole = np.ones((comm.size, comm.size))   # or the whole matrix on every rank, default method
+    >>> reorder(comm, whole)[1].method
+    'ptram'
     """
     MPI = mpi()
     if not isinstance(comm, MPI.Intracomm):

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..errors import CoreInputError, MappingError
+from ..errors import CoreInputError, MappingError, NotApplicable
 from ..machine import Allocation, Machine
 from .torus import Torus
 
@@ -84,7 +84,7 @@ def index(coords: Any, bits: int | None = None) -> np.ndarray:
 def torus_dims(machine: Machine) -> tuple[int, ...]:
     """The dimensions of a torus or mesh machine; MappingError for any other kind."""
     if not isinstance(machine.network, Torus):
-        raise MappingError(f"Hilbert ordering needs node coordinates, i.e. a torus or mesh machine; "
+        raise NotApplicable(f"Hilbert ordering needs node coordinates, i.e. a torus or mesh machine; "
                            f"{machine.spec!r} is a {machine.network.kind} network")
     return tuple(int(d) for d in machine.network.dims)
 

@@ -34,7 +34,10 @@ typedef struct {
     double nz_congestion_var;
     double hybrid;         /* w0*HB + w1*MC + w2*NZCA + w3*NZCV */
     double edge_cut;       /* bytes between different nodes */
-    int64_t edge_cut_messages;
+    int64_t edge_cut_messages; /* pairs between different nodes */
+    double msgs;           /* messages: the pattern's message counts summed (see topomap_evaluate_msgs),
+                              else one per pair, as `messages` */
+    double cut_msgs;       /* the same between different nodes */
 } topomap_metrics;
 
 /* Optional outputs of a full evaluation (any may be NULL). */
@@ -49,6 +52,13 @@ typedef struct {
 int topomap_evaluate(const topomap_machine *m, const topomap_pattern *p,
                      const int32_t *pe_of, const double *weights,
                      topomap_metrics *out, topomap_eval_detail *detail);
+
+/* topomap_evaluate for a pattern that counts its messages: msgs[k] messages
+   travel with entry k (indptr[n] values, finite, >= 0), summed in `msgs` and
+   `cut_msgs`; msgs == NULL counts one per entry. */
+int topomap_evaluate_msgs(const topomap_machine *m, const topomap_pattern *p, const double *msgs,
+                          const int32_t *pe_of, const double *weights, topomap_metrics *out,
+                          topomap_eval_detail *detail);
 
 /* Incremental evaluator: owns a copy of the mapping and the running sums
    (link loads and message counts, sum, sum of squares, non-zero count, a max
@@ -73,6 +83,10 @@ enum {
 int topomap_eval_create_flags(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of,
                               const double *weights, unsigned flags, topomap_eval **out);
 void topomap_eval_destroy(topomap_eval *e);
+
+/* Count msgs[k] messages for entry k from now on (the array stays the
+   caller's and must outlive the evaluator), as topomap_evaluate_msgs does. */
+int topomap_eval_set_msgs(topomap_eval *e, const double *msgs);
 
 void topomap_eval_metrics(const topomap_eval *e, topomap_metrics *out);
 const int32_t *topomap_eval_mapping(const topomap_eval *e);
