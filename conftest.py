@@ -8,15 +8,17 @@ import importlib.util
 import pytest
 from _pytest.doctest import DoctestItem
 
-# module prefix -> (what the examples import, the reason shown)
-_NEEDS = {"topomap.mpi": ("mpi4py", "the mpi4py layer's examples need mpi4py: pip install 'topomap-hpc[mpi]'")}
+# module -> (what in an example's code needs it, the reason shown)
+_NEEDS = {"mpi4py": (("mpi4py", "mpi_library(", "mpiexec_command("),
+                     "this example needs mpi4py: pip install 'topomap-hpc[mpi]'")}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    missing = {prefix: reason for prefix, (module, reason) in _NEEDS.items() if importlib.util.find_spec(module) is None}
+    missing = {module: need for module, need in _NEEDS.items() if importlib.util.find_spec(module) is None}
     for item in items:
-        if not isinstance(item, DoctestItem):
+        if not isinstance(item, DoctestItem) or item.dtest is None:
             continue
-        for prefix, reason in missing.items():
-            if item.name == prefix or item.name.startswith(prefix + "."):
+        code = "\n".join(example.source for example in item.dtest.examples)
+        for words, reason in missing.values():
+            if any(word in code for word in words):
                 item.add_marker(pytest.mark.skip(reason=reason))

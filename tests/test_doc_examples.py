@@ -13,6 +13,7 @@ needs a program this machine lacks (Scotch, an MPI) is skipped, naming it.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -185,10 +186,12 @@ def _env(tmp: Path) -> dict[str, str]:
     return env
 
 
-def _needs(page_text: str) -> list[str]:
-    shell = "\n".join(c for b in page_blocks(page_text) if b.lang in ("bash", "console", "sh") for _, c in commands(b))
+def _needs(page: str) -> list[str]:
+    shell = "\n".join(c for b in page_blocks(page) if b.lang in ("bash", "console", "sh") for _, c in commands(b))
     missing = [why for prog, why in PROGRAMS.items()
                if re.search(rf"(^|[\s|&;]){re.escape(prog)}\b", shell) and shutil.which(prog) is None]
+    if re.search(r"\btopomap\b.*\s--mpi\b", shell) and importlib.util.find_spec("mpi4py") is None:
+        missing.append("mpi4py for `topomap ... --mpi` (pip install 'topomap-hpc[mpi]')")
     return sorted(set(missing))
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import Any
 
 from .. import io
-from ..patterns import generators
 from ..errors import FormatError, MappingError
 from ..machine import Allocation
-from ..pattern import Pattern
 from ..networks.spec import machine as build_machine
+from ..pattern import Pattern
+from ..patterns import generators
+from ..registry import auto_capacity
 
 
 def load_pattern(text: str) -> Pattern:
@@ -101,7 +101,7 @@ def job(args: argparse.Namespace) -> tuple[Pattern, Allocation]:
     pat = load_pattern(args.pattern)
     mach = build_machine(args.machine)
     room = args.alloc if args.alloc is not None else mach.npes
-    per_pe = -(-pat.n // max(room, 1)) if args.capacity == "auto" else args.capacity
+    per_pe = auto_capacity(pat.n, room) if args.capacity == "auto" else args.capacity
     need = -(-pat.n // per_pe)
     count = need if args.alloc is None else args.alloc
     if count < need or count > mach.npes:
@@ -110,8 +110,3 @@ def job(args: argparse.Namespace) -> tuple[Pattern, Allocation]:
                            f"{'--alloc gives ' + str(count) if count < need else 'the machine has ' + str(mach.npes)}"
                            f" ({args.machine}){hint}")
     return pat, mach.allocate(count, policy=args.allocation, seed=args.alloc_seed, runs=args.runs)
-
-
-def rows_of(result: Any) -> list[dict]:
-    """compare() output (DataFrame or list of dicts) as a list of dicts."""
-    return result.to_dict("records") if hasattr(result, "to_dict") else list(result)

@@ -65,19 +65,8 @@ def _warn(method: str, err: BaseException) -> None:
 
 
 def discover(pe: str = "pu") -> Grouping:
-    """The PEs and levels of this machine.
-
-    Parameters
-    ----------
-    pe : {"pu", "core"}
-        Leaves are hardware threads (default) or cores.  Ignored by the final
-        ``os.cpu_count()`` fallback, whose PEs are logical CPUs.
-
-    Returns
-    -------
-    Grouping
-        ``source`` is ``"hwloc-library"``, ``"lstopo"``, ``"sysfs"`` or
-        ``"cpu_count"``.
+    """The PEs and levels of this machine, by the first method of the module docstring that
+    works; ``pe`` as for :meth:`topomap.NodeTree.discover`, which builds the tree from this.
 
     Examples
     --------
