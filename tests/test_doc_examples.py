@@ -187,7 +187,7 @@ def _env(tmp: Path) -> dict[str, str]:
 
 
 def _needs(page: str) -> list[str]:
-    shell = "\n".join(c for b in page_blocks(page) if b.lang in ("bash", "console", "sh") for _, c in commands(b))
+    shell = "\n".join(c for b in _BLOCKS[page] if b.lang in ("bash", "console", "sh") for _, c in commands(b))
     missing = [why for prog, why in PROGRAMS.items()
                if re.search(rf"(^|[\s|&;]){re.escape(prog)}\b", shell) and shutil.which(prog) is None]
     if re.search(r"\btopomap\b.*\s--mpi\b", shell) and importlib.util.find_spec("mpi4py") is None:
@@ -195,15 +195,7 @@ def _needs(page: str) -> list[str]:
     return sorted(set(missing))
 
 
-_BLOCKS: dict[str, list[Block]] = {}
-
-
-def page_blocks(key: str) -> list[Block]:
-    return _BLOCKS[key]
-
-
-for _page in PAGES:
-    _BLOCKS[str(_page.relative_to(ROOT))] = blocks_of(_page)
+_BLOCKS = {str(p.relative_to(ROOT)): blocks_of(p) for p in PAGES}
 RUNNABLE = [k for k, bs in _BLOCKS.items() if any(b.lang in ("python", "bash", "console", "sh") for b in bs)]
 
 
@@ -243,10 +235,10 @@ def test_page_runs(page, tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     namespace: dict = {"__name__": "__doc__"}
     mpi_blocks: list[Block] = []
-    for block in page_blocks(page):      # the files a page shows exist before its commands run
+    for block in _BLOCKS[page]:      # the files a page shows exist before its commands run
         if block.caption:
             _write(tmp_path / block.caption, block.text + "\n")
-    for block in page_blocks(page):
+    for block in _BLOCKS[page]:
         where = f"{block.page}:{block.line}"
         if block.caption:
             continue
