@@ -534,14 +534,19 @@ int topomap_eval_set_msgs(topomap_eval *e, const double *msgs)
 {
     const topomap_pattern *p = &e->p;
     int64_t nnz = p->indptr[p->n];
-    topomap_pattern counts = {p->n, p->indptr, p->indices, msgs};
-    int64_t *ip = malloc(((size_t)p->n + 1) * sizeof *ip);
-    int32_t *ix = malloc((size_t)nnz * sizeof *ix + 1);
-    double *t = malloc((size_t)nnz * sizeof *t + 1);
-    int rc = ip && ix && t ? TOPOMAP_OK : topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the message counts");
-    /* the transpose orders entries as it did for the bytes: the same permutation */
-    if (!rc && msgs) rc = topomap_pattern_transpose(&counts, ip, ix, t);
-    if (rc) goto cleanup;
+    int64_t *ip = NULL;
+    int32_t *ix = NULL;
+    double *t = NULL;
+    int rc = TOPOMAP_OK;
+    if (msgs) { /* the transpose orders entries as it did for the bytes: the same permutation */
+        topomap_pattern counts = {p->n, p->indptr, p->indices, msgs};
+        ip = malloc(((size_t)p->n + 1) * sizeof *ip);
+        ix = malloc((size_t)nnz * sizeof *ix + 1);
+        t = malloc((size_t)nnz * sizeof *t + 1);
+        rc = ip && ix && t ? topomap_pattern_transpose(&counts, ip, ix, t)
+                           : topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the message counts");
+        if (rc) goto cleanup;
+    }
     double total = 0, cut = 0;
     for (int32_t i = 0; i < p->n; i++) {
         int32_t a = e->pe_of[i];
@@ -555,8 +560,8 @@ int topomap_eval_set_msgs(topomap_eval *e, const double *msgs)
         }
     }
     free(e->t_msgs);
-    e->t_msgs = msgs ? t : NULL;
-    if (msgs) t = NULL;
+    e->t_msgs = t;
+    t = NULL;
     e->msgs = msgs;
     e->s.msgs = total;
     e->s.cut_msgs = cut;
