@@ -23,7 +23,7 @@ except ImportError as _exc:  # the source tree of a checkout whose extension was
 from ._version import __version__
 from .compare import compare
 from .errors import (Cancelled, CoreError, CoreInputError, FormatError, MachineError, MappingError, MissingDependencyError,
-                     NotApplicable, PatternError, TopomapError)
+                     NotApplicable, PatternError, TimeModelError, TopomapError)
 from .features import features
 from .machine import Allocation, Machine
 from .mapping import Mapping
@@ -56,6 +56,6 @@ __all__ = [
     "profiler", "patterns", "collectives", "cabling", "node", "networks", "mappers", "mpi",
     "PartitionError", "PartitionCancelled",
     "TopomapError", "PatternError", "MachineError", "MappingError", "NotApplicable", "FormatError",
-    "MissingDependencyError",
+    "MissingDependencyError", "TimeModelError",
     "CoreError", "CoreInputError", "Cancelled", "__version__",
 ]

@@ -35,6 +35,11 @@ class FormatError(TopomapError, ValueError):
     """An input file is malformed; the message names the file and line."""
 
 
+class TimeModelError(TopomapError, ValueError):
+    """A time model or the work given to it is unusable (a negative latency,
+    a link class the machine needs and the model lacks, stages of the wrong size)."""
+
+
 class MissingDependencyError(TopomapError, ImportError):
     """An optional dependency is missing; the message names the extra to install."""
 
