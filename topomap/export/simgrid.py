@@ -31,17 +31,30 @@ Choices the formats leave open, made here:
 
 from __future__ import annotations
 
+import json
 import math
-from typing import Any
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from ..errors import MachineError, MappingError
+from . import simgrid_replay
+from ..errors import (MachineError, MappingError, MissingDependencyError, PatternError, TimeModelError,
+                      TopomapError)
 from ..machine import Allocation, Machine
 from ..mapping import Mapping
+from ..pattern import Pattern
 
-__all__ = ["platform", "hostfile", "host_name", "link_name"]
+if TYPE_CHECKING:
+    from ..collectives.schedules import Schedule
+
+__all__ = ["platform", "hostfile", "host_name", "link_name", "flows", "deployment", "write_case", "replay", "Replay"]
 
 
 def host_name(node: int) -> str:
@@ -74,7 +87,7 @@ def _positive(value: float, what: str) -> float:
 
 
 def platform(machine: Machine, bandwidth: float = 1.25e10, latency: float = 1e-7, speed: float = 1e9,
-             max_nodes: int = 512) -> str:
+             max_nodes: int = 512, *, pairs: Any = None) -> str:
     """SimGrid platform XML (DTD 4.1) of a machine with topomap's own routes.
 
     Parameters
@@ -88,7 +101,13 @@ def platform(machine: Machine, bandwidth: float = 1.25e10, latency: float = 1e-7
     speed : float
         Flop/s of each core.
     max_nodes : int
-        Refuse machines with more compute nodes (the file holds N(N-1) routes).
+        Refuse machines with more compute nodes (the file holds N(N-1) routes)
+        when ``pairs`` is not given.
+    pairs : array of shape (k, 2), optional
+        Ordered ``(src node, dst node)`` pairs: write only their routes (pairs
+        of a node with itself and repeats are dropped), so that a case on a
+        machine of thousands of nodes stays small.  All hosts and links are
+        still written, under the same names.
 
     Returns
     -------
@@ -103,29 +122,57 @@ def platform(machine: Machine, bandwidth: float = 1.25e10, latency: float = 1e-7
     (12, 16)
     >>> [line.strip() for line in xml.splitlines() if 'src="node0" dst="node3"' in line]
     ['<route src="node0" dst="node3" symmetrical="NO"><link_ctn id="l0"/><link_ctn id="l6"/></route>']
+    >>> platform(tm.machine("torus:2x2"), pairs=[(0, 3), (0, 3), (1, 1)]).count("<route ")
+    1
     """
     bw = _positive(bandwidth, "bandwidth")
     lat = _positive(latency, "latency")
     spd = _positive(speed, "speed")
+    if pairs is None:
+        n = machine.nnodes
+        if n > max_nodes:
+            raise MachineError(f"{machine.spec!r} has {n} nodes: a Full-routing platform would hold {n * (n - 1)} "
+                               f"routes; pass max_nodes={n} to write it anyway, or only the pairs you need")
+    return _platform(machine, bw, lat, spd, _node_pairs(machine, pairs))
+
+
+def _node_pairs(machine: Machine, pairs: Any) -> np.ndarray:
+    """Distinct ordered pairs of distinct nodes, sorted; all of them for None."""
     n = machine.nnodes
-    if n > max_nodes:
-        raise MachineError(f"{machine.spec!r} has {n} nodes: a Full-routing platform would hold {n * (n - 1)} "
-                           f"routes; pass max_nodes={n} to write it anyway")
+    if pairs is None:
+        a, b = np.divmod(np.arange(n * n, dtype=np.int64), n)
+    else:
+        arr = np.asarray(pairs)
+        if arr.size == 0:
+            arr = arr.reshape(0, 2)
+        if arr.ndim != 2 or arr.shape[1] != 2 or arr.dtype.kind not in "iu":
+            raise MachineError(f"pairs must be an integer array of shape (k, 2), got shape {arr.shape} "
+                               f"and dtype {arr.dtype}")
+        bad = (arr < 0) | (arr >= n)
+        if bad.any():
+            i = int(np.flatnonzero(bad.any(axis=1))[0])
+            raise MachineError(f"pair {i} = {arr[i].tolist()} names a node outside [0, {n})")
+        a, b = np.divmod(np.unique(arr[:, 0].astype(np.int64) * n + arr[:, 1]), n)
+    keep = a != b
+    return np.stack([a[keep], b[keep]], axis=1)
+
+
+def _platform(machine: Machine, bw: float, lat: float, spd: float, pairs: np.ndarray) -> str:
+    """The platform text; ``lat`` may be 0 here (the replay's links, see :func:`replay`)."""
     g = machine.links()
     lines = ["<?xml version='1.0'?>",
              '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
              '<platform version="4.1">',
              '  <zone id="topomap" routing="Full">',
              f'    <prop id="topomap_spec" value={quoteattr(machine.spec)}/>']
-    lines += [f'    <host id="{host_name(v)}" speed="{spd!r}f" core="{machine.pes_per_node}"/>' for v in range(n)]
-    lines += [f'    <router id="switch{v}"/>' for v in range(n, machine.nvertices)]
+    lines += [f'    <host id="{host_name(v)}" speed="{spd!r}f" core="{machine.pes_per_node}"/>'
+              for v in range(machine.nnodes)]
+    lines += [f'    <router id="switch{v}"/>' for v in range(machine.nnodes, machine.nvertices)]
     lines += [f'    <link id="{link_name(k)}" bandwidth="{c * bw!r}Bps" latency="{lat!r}s" '
               f'sharing_policy="SHARED"/>' for k, c in zip(g["link"].tolist(), g["capacity"].tolist())]
-    for a in range(n):
-        for b in range(n):
-            if a != b:
-                ctn = "".join(f'<link_ctn id="{link_name(k)}"/>' for k in machine.route(a, b).tolist())
-                lines.append(f'    <route src="{host_name(a)}" dst="{host_name(b)}" symmetrical="NO">{ctn}</route>')
+    for a, b in pairs.tolist():
+        ctn = "".join(f'<link_ctn id="{link_name(k)}"/>' for k in machine.route(a, b).tolist())
+        lines.append(f'    <route src="{host_name(a)}" dst="{host_name(b)}" symmetrical="NO">{ctn}</route>')
     lines += ["  </zone>", "</platform>"]
     return "\n".join(lines) + "\n"
 
@@ -149,6 +196,12 @@ def hostfile(where: "Allocation | Machine", mapping: "Mapping | Any | None" = No
     >>> hostfile(alloc, [3, 2, 1, 0]).split()
     ['node1', 'node1', 'node0', 'node0']
     """
+    machine, pe = _placement(where, mapping)
+    return "".join(f"{host_name(v)}\n" for v in machine.node_of(pe).tolist())
+
+
+def _placement(where: "Allocation | Machine", mapping: "Mapping | Any | None") -> tuple[Machine, np.ndarray]:
+    """The machine and the PE of each rank (rules of :func:`hostfile`)."""
     machine = where.machine if isinstance(where, Allocation) else where
     if not isinstance(machine, Machine):
         raise MappingError(f"a host file needs an Allocation or a Machine, got {type(where).__name__}")
@@ -161,4 +214,264 @@ def hostfile(where: "Allocation | Machine", mapping: "Mapping | Any | None" = No
             if outside.any():
                 r = int(np.flatnonzero(outside)[0])
                 raise MappingError(f"rank {r} is mapped to PE {pe[r]}, which is not in the allocation")
-    return "".join(f"{host_name(v)}\n" for v in machine.node_of(pe).tolist())
+    return machine, pe
+
+
+# ------------------------------------------------------------------ replaying flows
+
+def _stages(work: "Pattern | Schedule") -> tuple[Pattern, ...]:
+    stages = (work,) if isinstance(work, Pattern) else getattr(work, "stages", None)
+    if not stages or not all(isinstance(p, Pattern) for p in stages):
+        raise PatternError(f"flows need a Pattern or a Schedule with stages, got {type(work).__name__}")
+    if len({p.n for p in stages}) > 1:
+        raise PatternError(f"the stages have different process counts {[p.n for p in stages]}")
+    return tuple(stages)
+
+
+def flows(work: "Pattern | Schedule") -> dict[str, np.ndarray]:
+    """The flows of a pattern (one stage) or of a schedule, one row per message entry.
+
+    Stage by stage, within a stage in CSR order (by sender, then receiver);
+    ``bytes`` rounded to whole bytes, as SimGrid's message sizes are integers.
+    A pattern entry is one flow even where it counts several messages.
+
+    Examples
+    --------
+    >>> from topomap.collectives.schedules import binomial_bcast
+    >>> f = flows(binomial_bcast(4, bytes=10.4))
+    >>> f["stage"].tolist(), f["src"].tolist(), f["dst"].tolist(), f["bytes"].tolist()
+    ([0, 1, 1], [0, 0, 2], [2, 1, 3], [10, 10, 10])
+    """
+    stages = _stages(work)
+    return {"src": np.concatenate([np.repeat(np.arange(p.n, dtype=np.int64), np.diff(p.indptr)) for p in stages]),
+            "dst": np.concatenate([p.indices.astype(np.int64) for p in stages]),
+            "stage": np.repeat(np.arange(len(stages), dtype=np.int64), [p.nnz for p in stages]),
+            "bytes": np.rint(np.concatenate([p.bytes for p in stages])).astype(np.int64)}
+
+
+def deployment(where: "Allocation | Machine", mapping: "Mapping | Any | None" = None) -> str:
+    """SimGrid deployment XML: one actor ``rank`` per rank on the host of its PE.
+
+    The actor's only argument is its rank; :mod:`topomap.export.simgrid_replay`
+    registers the function ``rank``.  ``where`` and ``mapping`` as in
+    :func:`hostfile`.
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> print(deployment(tm.machine("torus:2x2/2").allocate(4), [3, 2, 1, 0]), end="")
+    <?xml version='1.0'?>
+    <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+    <platform version="4.1">
+      <actor host="node1" function="rank"><argument value="0"/></actor>
+      <actor host="node1" function="rank"><argument value="1"/></actor>
+      <actor host="node0" function="rank"><argument value="2"/></actor>
+      <actor host="node0" function="rank"><argument value="3"/></actor>
+    </platform>
+    """
+    machine, pe = _placement(where, mapping)
+    lines = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+             '<platform version="4.1">']
+    lines += [f'  <actor host="{host_name(v)}" function="rank"><argument value="{r}"/></actor>'
+              for r, v in enumerate(machine.node_of(pe).tolist())]
+    return "\n".join(lines + ["</platform>"]) + "\n"
+
+
+SYNCS = ("barrier", "ranks")
+LATENCY_ON = ("flows", "links")
+
+
+def _per_flow(value: Any, nflows: int, what: str, positive: bool, allow_inf: bool = False) -> np.ndarray:
+    try:
+        arr = np.broadcast_to(np.asarray(value, dtype=float), (nflows,)).copy()
+    except (TypeError, ValueError):
+        raise TimeModelError(f"{what} must be a number or one number per flow ({nflows}), got {value!r:.80}") \
+            from None
+    bad = np.isnan(arr) | (np.isinf(arr) & (not allow_inf)) | ((arr <= 0) if positive else (arr < 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise TimeModelError(f"{what} of flow {i} is {arr[i]!r}; it must be {'positive' if positive else '>= 0'} "
+                             f"and {'not NaN' if allow_inf else 'finite'}")
+    return arr
+
+
+def _case(work: "Pattern | Schedule", where: "Allocation | Machine", mapping: "Mapping | Any | None",
+          bandwidth: float, latency: float, alpha: Any, rate: Any, sync: str, iterations: int,
+          latency_on: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
+    """The three files of a replay and the flows they hold."""
+    if sync not in SYNCS:
+        raise TimeModelError(f"sync must be one of {SYNCS}, got {sync!r}")
+    if latency_on not in LATENCY_ON:
+        raise TimeModelError(f"latency_on must be one of {LATENCY_ON}, got {latency_on!r}")
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+        raise TimeModelError(f"iterations must be a positive integer, got {iterations!r}")
+    bw = _positive(bandwidth, "bandwidth")
+    if np.ndim(latency) != 0:
+        raise TimeModelError("latency is seconds per link, one number; seconds per flow go in alpha")
+    hop = float(_per_flow(latency, 1, "latency", False)[0])
+    stages = _stages(work)
+    machine, pe = _placement(where, mapping)
+    if stages[0].n != len(pe):
+        raise MappingError(f"the mapping places {len(pe)} ranks, the work has {stages[0].n}")
+    fl = flows(work)
+    node = machine.node_of(pe)
+    a, b = node[fl["src"]], node[fl["dst"]]
+    lat = _per_flow(alpha, a.size, "alpha", False)
+    if latency_on == "flows":
+        lat = lat + machine.hops(a, b) * hop
+    lim = np.full(a.size, np.inf) if rate is None else _per_flow(rate, a.size, "rate", True, allow_inf=True)
+    lim[np.isinf(lim)] = -1.0                             # the driver's "no limit"
+    head = (f"topomap-flows 1\nsync {sync}\niterations {int(iterations)}\nranks {len(pe)}\nstages {len(stages)}\n"
+            f"flows {a.size}\n")
+    rows = "".join(f"{s} {x} {y} {z} {t!r} {c!r}\n" for s, x, y, z, t, c in zip(
+        fl["stage"].tolist(), fl["src"].tolist(), fl["dst"].tolist(), fl["bytes"].tolist(), lat.tolist(),
+        lim.tolist()))
+    files = {"platform.xml": _platform(machine, bw, hop if latency_on == "links" else 0.0, 1e9,
+                                       _node_pairs(machine, np.stack([a, b], axis=1))),
+             "deployment.xml": deployment(machine, pe),
+             "flows.txt": head + rows}
+    return files, fl
+
+
+def write_case(directory: "str | os.PathLike", work: "Pattern | Schedule", where: "Allocation | Machine",
+               mapping: "Mapping | Any | None" = None, *, bandwidth: float = 1.25e10, latency: float = 1e-7,
+               alpha: Any = 0.0, rate: Any = None, sync: str = "barrier", iterations: int = 1,
+               latency_on: str = "flows") -> list[str]:
+    """Write a SimGrid replay of ``work`` on a mapping into ``directory``; return its command line.
+
+    Files: ``platform.xml`` (the routes of the node pairs the flows use),
+    ``deployment.xml`` (:func:`deployment`), ``flows.txt`` (one line per flow)
+    and the driver ``simgrid_replay.py`` (SimGrid's Python API and the standard
+    library only).  Run it yourself, in that directory, with the interpreter
+    that has ``python3-simgrid``::
+
+        /usr/bin/python3 simgrid_replay.py platform.xml deployment.xml flows.txt
+
+    It prints ``{"makespan": ..., "finish": [[...]]}`` (seconds; ``finish[i][f]``
+    for iteration ``i`` and flow ``f`` of :func:`flows`).  Add ``--cfg=...``
+    flags to change SimGrid's settings (they come after
+    :data:`~topomap.export.simgrid_replay.PLAIN_MAXMIN`).
+
+    Parameters
+    ----------
+    directory : str or path
+        Created if missing; the four files are overwritten.
+    work : Pattern or Schedule
+        One phase (all flows start together) or stages (``.stages``).
+    where, mapping
+        Allocation or Machine, and the PE of each rank, as in :func:`hostfile`.
+    bandwidth : float
+        Bytes per second of a link of capacity 1.
+    latency : float
+        Seconds per link of a flow's route.
+    alpha : float or array of one per flow
+        Seconds added to each flow's latency (a link class's Hockney alpha).
+    rate : float or array of one per flow, optional
+        Bytes per second a flow may use at most (its class's bandwidth);
+        no limit by default.
+    sync : {"barrier", "ranks"}
+        Stages separated by barriers, or a rank starts stage ``s + 1`` once its
+        receives of stage ``s`` are done (its sends of a stage start then).
+    iterations : int
+        Times the stages repeat.
+    latency_on : {"flows", "links"}
+        ``"flows"``: links have no latency in SimGrid, each flow waits
+        ``alpha + hops x latency`` before it is put, so SimGrid's sharing is
+        plain max-min (see the module docstring of :mod:`topomap.export.simgrid`);
+        ``"links"``: SimGrid's links carry ``latency`` and flows wait ``alpha``,
+        which SimGrid's CM02 shares in inverse proportion to route latency.
+
+    Returns
+    -------
+    list of str
+        The command line above (relative file names; run it in ``directory``).
+
+    Examples
+    --------
+    >>> import os, tempfile, topomap as tm
+    >>> m = tm.machine("torus:4/1")
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     cmd = write_case(d, tm.generators.stencil_2d((4, 1)), m.allocate(4))
+    ...     sorted(os.listdir(d)), cmd[1:]
+    (['deployment.xml', 'flows.txt', 'platform.xml', 'simgrid_replay.py'], ['simgrid_replay.py', 'platform.xml', 'deployment.xml', 'flows.txt'])
+    """
+    files, _ = _case(work, where, mapping, bandwidth, latency, alpha, rate, sync, iterations, latency_on)
+    return _write(directory, files)
+
+
+def _write(directory: "str | os.PathLike", files: dict[str, str]) -> list[str]:
+    os.makedirs(directory, exist_ok=True)
+    for name, text in files.items():
+        with open(os.path.join(directory, name), "w") as f:
+            f.write(text)
+    shutil.copyfile(simgrid_replay.__file__, os.path.join(directory, "simgrid_replay.py"))
+    return ["/usr/bin/python3", "simgrid_replay.py", "platform.xml", "deployment.xml", "flows.txt"]
+
+
+@dataclass(frozen=True, eq=False)
+class Replay:
+    """What SimGrid reported for a replayed case.
+
+    Attributes
+    ----------
+    makespan : float
+        Seconds until the last flow finished.
+    finish : numpy.ndarray
+        ``finish[i, f]``: finish time of flow ``f`` in iteration ``i``.
+    messages : dict of numpy.ndarray
+        The flows (:func:`flows`): ``src``, ``dst``, ``stage``, ``bytes``.
+    seconds : float
+        Wall-clock time of the SimGrid process.
+    """
+
+    makespan: float
+    finish: np.ndarray
+    messages: dict
+    seconds: float
+
+
+def replay(work: "Pattern | Schedule", where: "Allocation | Machine", mapping: "Mapping | Any | None" = None, *,
+           bandwidth: float = 1.25e10, latency: float = 1e-7, alpha: Any = 0.0, rate: Any = None,
+           sync: str = "barrier", iterations: int = 1, latency_on: str = "flows",
+           python: str = "/usr/bin/python3", cfg: Sequence[str] = (), timeout: float = 600.0) -> Replay:
+    """Replay ``work`` on a mapping in SimGrid and return its finish times.
+
+    Writes :func:`write_case`'s files to a temporary directory, runs the
+    driver with ``python`` (an interpreter that can ``import simgrid``) and
+    reads its answer.  Parameters as in :func:`write_case`; ``cfg`` adds
+    SimGrid flags (``"--cfg=network/model:LV08"``); ``timeout`` in seconds.
+
+    Raises
+    ------
+    MissingDependencyError
+        ``python`` does not exist.
+    TopomapError
+        SimGrid failed or ran past ``timeout`` (with the tail of its stderr).
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> r = replay(tm.generators.ring(4, bytes=1e6), tm.machine("torus:4/1").allocate(4),
+    ...            bandwidth=1e9, latency=0.0)                     # doctest: +SKIP
+    >>> round(r.makespan, 9)                                       # doctest: +SKIP
+    0.001
+    """
+    files, fl = _case(work, where, mapping, bandwidth, latency, alpha, rate, sync, iterations, latency_on)
+    if not os.path.exists(python):
+        raise MissingDependencyError(f"{python} does not exist: replay needs a Python with SimGrid "
+                                     "(Debian: apt install python3-simgrid)")
+    with tempfile.TemporaryDirectory(prefix="topomap-simgrid-") as d:
+        cmd = _write(d, files)
+        t0 = time.perf_counter()
+        try:
+            res = subprocess.run([python, *cmd[1:], *cfg], cwd=d, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            tail = (exc.stderr or b"")[-2000:]
+            raise TopomapError(f"SimGrid ran past {timeout} s on {fl['src'].size} flows; stderr ends:\n"
+                               f"{tail.decode(errors='replace') if isinstance(tail, bytes) else tail}") from None
+        seconds = time.perf_counter() - t0
+    if res.returncode != 0:
+        raise TopomapError(f"SimGrid failed (exit {res.returncode}); stderr ends:\n{res.stderr[-2000:]}")
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    finish = np.asarray(out["finish"], dtype=float).reshape(iterations, fl["src"].size)
+    return Replay(float(out["makespan"]), finish, fl, seconds)
