@@ -27,15 +27,17 @@ routes (from the JSON file or ``routes=``) and ``shortest`` otherwise.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 
 from ..errors import FormatError, MachineError
+from ..networks import limits
 from ..networks.spec import parse_node, register_spec
 from .gpc import gpc_fabric, gpc_machine
 from .ibnetdiscover import parse_ibnetdiscover, read_ibnetdiscover
 from .json_fabric import dumps, loads, read_json, write_json
-from .model import Fabric, FabricBuilder
+from .model import Fabric, FabricBuilder, NodeLimit
 from .routefile import read_routes, write_routes
 from .slurm import expand_hostlist, parse_slurm, read_slurm
 
@@ -46,8 +48,9 @@ __all__ = ["Fabric", "FabricBuilder", "read_fabric", "read_json", "loads", "dump
 _READERS = {"json": read_json, "slurm": read_slurm, "ibnetdiscover": read_ibnetdiscover}
 
 
-def read_fabric(path: "str | os.PathLike[str]", format: str | None = None) -> Fabric:
-    """Read a fabric file, telling the format from its name or content unless ``format`` is given.
+def read_fabric(path: "str | os.PathLike[str]", format: str | None = None, max_nodes: int | None = None) -> Fabric:
+    """Read a fabric file, telling the format from its name or content unless ``format`` is given;
+    more than ``max_nodes`` compute nodes raise :class:`~topomap.fabric.model.NodeLimit`.
 
     ``.json`` or a first character ``{`` means JSON; ``topology.conf``,
     ``.conf`` or a first line starting with ``SwitchName=`` means Slurm;
@@ -66,7 +69,7 @@ def read_fabric(path: "str | os.PathLike[str]", format: str | None = None) -> Fa
         format = _sniff(label)
     if format not in _READERS:
         raise FormatError(f"{label}: unknown fabric format {format!r}; known: {', '.join(sorted(_READERS))}")
-    return _READERS[format](label)
+    return _READERS[format](label, max_nodes)
 
 
 def _sniff(label: str) -> str:
@@ -114,7 +117,24 @@ def _file_spec(kind: str, body: str, spec: str):
     if not path.strip():
         raise MachineError(f"machine spec {spec!r} names no fabric file")
     tree = parse_node(node, spec)
-    fabric = read_fabric(path.strip(), options.get("format"))
+    fabric = _read_for_machine(path.strip(), options)
     if "routes" in options:
         fabric = fabric.with_routes(read_routes(options["routes"], fabric))
     return fabric.to_network(options.get("routing")), tree
+
+
+def _read_for_machine(path: str, options: dict[str, str]) -> Fabric:
+    """Read a ``file:`` spec's fabric, refusing one too large for forwarding tables while it
+    is read (see :mod:`topomap.networks.limits`): with ``routing=shortest|dmodk``, or by
+    default when neither ``routes=`` nor a JSON file can supply explicit routes."""
+    fmt = options.get("format")
+    routing = options.get("routing")
+    tables = routing in ("shortest", "dmodk") or (
+        routing is None and "routes" not in options and (fmt or _sniff(path)) != "json")
+    max_nodes = math.isqrt(limits.MAX_TABLE_BYTES) if tables else None
+    try:
+        return read_fabric(path, fmt, max_nodes)
+    except NodeLimit as err:
+        raise MachineError(f"{err}: the forwarding tables of more nodes would exceed "
+                           f"{limits.MAX_TABLE_BYTES >> 20} MiB (topomap.networks.limits.MAX_TABLE_BYTES); "
+                           "routing=table with routes=ROUTEFILE needs none") from None

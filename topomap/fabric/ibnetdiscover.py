@@ -78,7 +78,7 @@ class _Block:
     ports: dict[int, tuple[str, int, float | None, str]] = field(default_factory=dict)
 
 
-def parse_ibnetdiscover(text: str, name: str = "<string>") -> Fabric:
+def parse_ibnetdiscover(text: str, name: str = "<string>", max_nodes: int | None = None) -> Fabric:
     """Parse ``ibnetdiscover`` output (see the module docstring).
 
     Examples
@@ -96,10 +96,10 @@ def parse_ibnetdiscover(text: str, name: str = "<string>") -> Fabric:
     >>> fab.nodes, fab.switches, fab.capacity.tolist()
     (('hostA', 'hostB'), ('S-0008f10400410015',), [32.0, 32.0, 16.0, 16.0])
     """
-    return _parse(enumerate(text.splitlines(), 1), name)
+    return _parse(enumerate(text.splitlines(), 1), name, max_nodes)
 
 
-def read_ibnetdiscover(path: "str | os.PathLike[str]") -> Fabric:
+def read_ibnetdiscover(path: "str | os.PathLike[str]", max_nodes: int | None = None) -> Fabric:
     """Read an ``ibnetdiscover`` dump file (see the module docstring).
 
     Parameters
@@ -119,10 +119,10 @@ def read_ibnetdiscover(path: "str | os.PathLike[str]") -> Fabric:
     >>> fab.nodes, fab.capacity.tolist()
     (('hostA', 'hostB'), [100.0, 100.0])
     """
-    return _parse(text_lines(path), os.fspath(path))
+    return _parse(text_lines(path), os.fspath(path), max_nodes)
 
 
-def _parse(lines: Iterable[tuple[int, str]], label: str) -> Fabric:
+def _parse(lines: Iterable[tuple[int, str]], label: str, max_nodes: int | None) -> Fabric:
     blocks: dict[str, _Block] = {}
     block: _Block | None = None
     header_at: str | None = None
@@ -164,7 +164,7 @@ def _parse(lines: Iterable[tuple[int, str]], label: str) -> Fabric:
         raise FormatError(f"{header_at}: truncated: a block header without its Switch/Ca line")
     if not blocks:
         raise FormatError(f"{label}: no Switch or Ca blocks: not an ibnetdiscover dump")
-    return _build(blocks, label)
+    return _build(blocks, label, max_nodes)
 
 
 def _capacity(comment: str, where: str) -> float | None:
@@ -180,10 +180,10 @@ def _capacity(comment: str, where: str) -> float | None:
     return width * LANE_GBPS[m.group(2)]
 
 
-def _build(blocks: dict[str, _Block], label: str) -> Fabric:
+def _build(blocks: dict[str, _Block], label: str, max_nodes: int | None) -> Fabric:
     cas = [b for b in blocks.values() if b.kind == "Ca"]
     hosts = Counter(b.desc.split()[0] if b.desc.split() else "" for b in cas)
-    b = FabricBuilder(label)
+    b = FabricBuilder(label, max_nodes)
     name: dict[str, str] = {}
     for blk in cas:
         host = blk.desc.split()[0] if blk.desc.split() else ""

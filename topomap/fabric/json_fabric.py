@@ -166,8 +166,9 @@ class _Lines:
         return f"{self.label}:{bisect.bisect_right(self.starts, pos)}"
 
 
-def loads(text: str, name: str = "<string>") -> Fabric:
-    """Parse a JSON fabric description (schema in the module docstring).
+def loads(text: str, name: str = "<string>", max_nodes: int | None = None) -> Fabric:
+    """Parse a JSON fabric description (schema in the module docstring); more than
+    ``max_nodes`` compute nodes raise :class:`~topomap.fabric.model.NodeLimit`.
 
     Examples
     --------
@@ -188,16 +189,18 @@ def loads(text: str, name: str = "<string>") -> Fabric:
         raise FormatError(f"{name}:{err.lineno}: not valid JSON: {err.msg} (column {err.colno})") from None
     except _Located as err:
         raise FormatError(f"{name}:{bisect.bisect_right(where.starts, err.pos)}: {err.message}") from None
-    return _build(doc, where)
+    return _build(doc, where, max_nodes)
 
 
-def read_json(path: "str | os.PathLike[str]") -> Fabric:
+def read_json(path: "str | os.PathLike[str]", max_nodes: int | None = None) -> Fabric:
     """Read a JSON fabric file (schema in the module docstring).
 
     Parameters
     ----------
     path : path-like
         The file; faults raise :class:`~topomap.FormatError` naming ``path:line``.
+    max_nodes : int, optional
+        Refuse a fabric of more compute nodes as soon as one more is declared.
 
     Examples
     --------
@@ -219,10 +222,10 @@ def read_json(path: "str | os.PathLike[str]") -> Fabric:
     except UnicodeDecodeError as err:
         line = raw[:err.start].count(b"\n") + 1
         raise FormatError(f"{label}:{line}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    return loads(text, label)
+    return loads(text, label, max_nodes)
 
 
-def _build(doc: Any, where: _Lines) -> Fabric:
+def _build(doc: Any, where: _Lines, max_nodes: int | None) -> Fabric:
     def need(value: Any, kind: type, what: str, at: Any) -> Any:
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
             raise FormatError(f"{where(value, at)}: {what} must be {_KIND_NAMES[kind]}, got {_json_type(value)}")
@@ -239,7 +242,7 @@ def _build(doc: Any, where: _Lines) -> Fabric:
     for key in ("nodes", "links"):
         if key not in doc:
             raise FormatError(f"{where(doc)}: the fabric has no {key!r} list")
-    b = FabricBuilder(where.label)
+    b = FabricBuilder(where.label, max_nodes)
     for key, declare in (("nodes", b.node), ("switches", b.switch)):
         for name in need(doc.get(key, _List()), list, f"{key!r}", doc):
             declare(need(name, str, f"a name in {key!r}", doc[key]), where(name, doc[key]))

@@ -35,7 +35,13 @@ Rules shared by every reader (stated once, here):
   network, they must), and a pair has at most one route.  This is the graph
   kind's rule for its own routes too.
 * **Size cap.** At most :data:`MAX_LINKS` directed links, so a typo such as
-  ``count: 100000000`` is refused instead of exhausting memory.
+  ``count: 100000000`` is refused instead of exhausting memory (a fabric
+  costs about 0.3 kB per link while it is read).  A reader given
+  ``max_nodes`` refuses the first compute node beyond it
+  (:class:`NodeLimit`): ``file:`` machine specs routed by forwarding tables
+  pass the most nodes whose tables fit in
+  :data:`topomap.networks.limits.MAX_TABLE_BYTES`, so an oversized fabric is
+  refused while it is read rather than after.
 """
 
 from __future__ import annotations
@@ -58,9 +64,9 @@ if TYPE_CHECKING:
     from ..networks.base import Network
     from ..node.nodetree import NodeTree
 
-__all__ = ["Fabric", "FabricBuilder", "Origin", "MAX_LINKS", "parse_hop", "text_lines"]
+__all__ = ["Fabric", "FabricBuilder", "Origin", "MAX_LINKS", "NodeLimit", "parse_hop", "text_lines"]
 
-MAX_LINKS = 2**24
+MAX_LINKS = 2**21
 _NAME = re.compile(r'[^\s\[\]#"]+')
 _HOP = re.compile(r'([^\s\[\]#"]+)(?:\[(\d{1,9})\])?')
 _ROUTINGS = ("shortest", "dmodk", "table")
@@ -616,6 +622,13 @@ def _frozen(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
+class NodeLimit(FormatError):
+    """A fabric has more compute nodes than the ``max_nodes`` it was read with."""
+
+    def __init__(self, where: str, max_nodes: int) -> None:
+        super().__init__(f"{where}: more than {max_nodes} compute nodes (max_nodes)")
+
+
 @dataclass
 class _Cable:
     a: str
@@ -633,7 +646,8 @@ class FabricBuilder:
 
     Every fault is a :class:`~topomap.FormatError` naming the line it comes
     from (or ``source``, the file, when it has no line, as for a fabric
-    without compute nodes).
+    without compute nodes).  With ``max_nodes``, declaring more compute nodes
+    raises :class:`NodeLimit`.
 
     Examples
     --------
@@ -646,8 +660,9 @@ class FabricBuilder:
     ([1.0, 1.0, 2.0, 2.0], {(0, 1): (0, 3)})
     """
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, max_nodes: int | None = None) -> None:
         self.source = source
+        self.max_nodes = max_nodes
         self._vertex: dict[str, tuple[bool, int, str]] = {}  # name -> (is node, index, where)
         self._nodes: list[str] = []
         self._switches: list[str] = []
@@ -663,6 +678,8 @@ class FabricBuilder:
             first = self._vertex[name][2] if name in self._vertex else self._aliases[name][1]
             raise FormatError(f"{where}: {name!r} is declared twice (first at {first})")
         names = self._nodes if is_node else self._switches
+        if is_node and self.max_nodes is not None and len(names) >= self.max_nodes:
+            raise NodeLimit(where, self.max_nodes)
         self._vertex[name] = (is_node, len(names), where)
         names.append(name)
 

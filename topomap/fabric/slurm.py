@@ -44,7 +44,7 @@ import re
 from typing import Iterable, Iterator
 
 from ..errors import FormatError
-from .model import Fabric, FabricBuilder, text_lines
+from .model import MAX_LINKS, Fabric, FabricBuilder, NodeLimit, text_lines
 
 __all__ = ["read_slurm", "parse_slurm", "expand_hostlist"]
 
@@ -53,8 +53,8 @@ _KEYS = {"switchname", "switches", "nodes", "linkspeed"}
 _RANGE = re.compile(r"(\d{1,18})(?:-(\d{1,18}))?")
 
 
-def expand_hostlist(expr: str) -> list[str]:
-    """Expand a Slurm hostlist expression.
+def expand_hostlist(expr: str, limit: int = MAX_HOSTLIST) -> list[str]:
+    """Expand a Slurm hostlist expression of at most ``limit`` names.
 
     Raises ``ValueError`` naming the fault (callers add the file and line).
 
@@ -71,19 +71,23 @@ def expand_hostlist(expr: str) -> list[str]:
         pos = 0
         for m in re.finditer(r"\[([^\[\]]*)\]", item):
             parts.append([item[pos:m.start()]])
-            parts.append(_ranges(m.group(1), item))
+            parts.append(_ranges(m.group(1), item, limit))
             pos = m.end()
         parts.append([item[pos:]])
         if any(c in p for group in parts[::2] for p in group for c in "[]"):
             raise ValueError(f"unbalanced brackets in hostlist {item!r}")
         size = math.prod(len(p) for p in parts)
-        if size + len(out) > MAX_HOSTLIST:
-            raise ValueError(f"hostlist {expr!r} expands to more than {MAX_HOSTLIST} names")
+        if size + len(out) > limit:
+            raise _TooMany(f"hostlist {expr!r} expands to more than {limit} names")
         names = [""]
         for group in parts:
             names = [n + p for n in names for p in group]
         out.extend(names)
     return out
+
+
+class _TooMany(ValueError):
+    """A hostlist expands to more names than allowed."""
 
 
 def _split_top(expr: str) -> Iterator[str]:
@@ -106,7 +110,7 @@ def _nonempty(item: str, expr: str) -> str:
     return item
 
 
-def _ranges(body: str, item: str) -> list[str]:
+def _ranges(body: str, item: str, limit: int) -> list[str]:
     out: list[str] = []
     for part in body.split(","):
         m = _RANGE.fullmatch(part)
@@ -115,13 +119,13 @@ def _ranges(body: str, item: str) -> list[str]:
         lo, hi = m.group(1), m.group(2) or m.group(1)
         if int(hi) < int(lo):
             raise ValueError(f"range {part!r} in hostlist {item!r} runs backwards")
-        if len(out) + int(hi) - int(lo) >= MAX_HOSTLIST:
-            raise ValueError(f"hostlist {item!r} has more than {MAX_HOSTLIST} names")
+        if len(out) + int(hi) - int(lo) >= limit:
+            raise _TooMany(f"hostlist {item!r} has more than {limit} names")
         out.extend(str(k).zfill(len(lo)) for k in range(int(lo), int(hi) + 1))
     return out
 
 
-def parse_slurm(text: str, name: str = "<string>") -> Fabric:
+def parse_slurm(text: str, name: str = "<string>", max_nodes: int | None = None) -> Fabric:
     """Parse ``topology.conf`` text (see the module docstring).
 
     Examples
@@ -135,10 +139,10 @@ def parse_slurm(text: str, name: str = "<string>") -> Fabric:
     >>> fab.nodes, fab.switches, fab.nlinks
     (('n0', 'n1', 'n2', 'n3'), ('s0', 's1', 'top'), 12)
     """
-    return _parse(enumerate(text.splitlines(), 1), name)
+    return _parse(enumerate(text.splitlines(), 1), name, max_nodes)
 
 
-def read_slurm(path: "str | os.PathLike[str]") -> Fabric:
+def read_slurm(path: "str | os.PathLike[str]", max_nodes: int | None = None) -> Fabric:
     """Read a Slurm ``topology.conf`` file (see the module docstring).
 
     Parameters
@@ -156,7 +160,7 @@ def read_slurm(path: "str | os.PathLike[str]") -> Fabric:
     >>> read_slurm(path).nswitches
     3
     """
-    return _parse(text_lines(path), os.fspath(path))
+    return _parse(text_lines(path), os.fspath(path), max_nodes)
 
 
 def _logical_lines(lines: Iterable[tuple[int, str]], label: str) -> Iterator[tuple[str, str]]:
@@ -176,8 +180,9 @@ def _logical_lines(lines: Iterable[tuple[int, str]], label: str) -> Iterator[tup
         raise FormatError(f"{label}:{start}: the file ends inside a line continued with '\\'")
 
 
-def _parse(lines: Iterable[tuple[int, str]], label: str) -> Fabric:
+def _parse(lines: Iterable[tuple[int, str]], label: str, max_nodes: int | None) -> Fabric:
     switches: list[tuple[str, str, list[str], list[str], float]] = []  # name, where, nodes, children, speed
+    listed = 0
     for where, text in _logical_lines(lines, label):
         fields: dict[str, str] = {}
         for token in text.split():
@@ -209,10 +214,22 @@ def _parse(lines: Iterable[tuple[int, str]], label: str) -> Fabric:
                 raise FormatError(f"{where}: LinkSpeed must be finite and > 0, got {fields['linkspeed']!r}")
         lists = []
         for key in ("nodes", "switches"):
+            # A line lists each name once and every listing is a cable of two links, so a
+            # hostlist is refused from its size before it is expanded into names.
+            room = MAX_LINKS // 2 - listed
+            node_cap = max_nodes if key == "nodes" and max_nodes is not None else MAX_HOSTLIST
+            cap = min(MAX_HOSTLIST, room, node_cap)
             try:
-                names = expand_hostlist(fields[key]) if key in fields else []
+                names = expand_hostlist(fields[key], cap) if key in fields else []
+            except _TooMany as err:
+                if cap == node_cap < MAX_HOSTLIST:
+                    raise NodeLimit(where, node_cap) from None
+                if cap == room:
+                    raise FormatError(f"{where}: more than {MAX_LINKS} links (the fabric size cap)") from None
+                raise FormatError(f"{where}: {err}") from None
             except ValueError as err:
                 raise FormatError(f"{where}: {err}") from None
+            listed += len(names)
             seen: set[str] = set()
             for child in names:
                 if child in seen:
@@ -222,11 +239,12 @@ def _parse(lines: Iterable[tuple[int, str]], label: str) -> Fabric:
         switches.append((sw, where, lists[0], lists[1], speed))
     if not switches:
         raise FormatError(f"{label}: no SwitchName lines: the file describes no fabric")
-    return _build(switches, label)
+    return _build(switches, label, max_nodes)
 
 
-def _build(switches: list[tuple[str, str, list[str], list[str], float]], label: str) -> Fabric:
-    b = FabricBuilder(label)
+def _build(switches: list[tuple[str, str, list[str], list[str], float]], label: str,
+           max_nodes: int | None) -> Fabric:
+    b = FabricBuilder(label, max_nodes)
     declared = {sw: where for sw, where, *_ in switches}
     for sw, where, nodes, _, _ in switches:
         for node in nodes:

@@ -82,6 +82,13 @@ __all__ = ["FatTree", "k_ary_n_tree", "k_port_n_tree", "xgft", "tapered", "block
 ROUTINGS = ("dmodk", "shortest")
 
 _MAX_ID = 2**31 - 1
+_MAX_LEVELS = 32
+
+
+def _check_levels(n: int) -> None:
+    """Refuse a level count before ``n``-long parameter tuples are built from it."""
+    if n > _MAX_LEVELS:
+        raise MachineError(f"a fat tree needs 1 to {_MAX_LEVELS} levels, got {n}")
 
 
 def _positive_ints(values: Any, what: str) -> tuple[int, ...]:
@@ -147,8 +154,8 @@ class FatTree(Network):
     def __post_init__(self) -> None:
         m = _positive_ints(self.m, "m")
         h = len(m)
-        if not 1 <= h <= 32:
-            raise MachineError(f"a fat tree needs 1 to 32 levels, got m={m}")
+        if not 1 <= h <= _MAX_LEVELS:
+            raise MachineError(f"a fat tree needs 1 to {_MAX_LEVELS} levels, got {h}")
         w = _positive_ints(self.w, "w")
         p = _positive_ints(self.p, "p") or (1,) * h
         try:
@@ -322,6 +329,7 @@ def k_ary_n_tree(k: int, n: int, routing: str = "dmodk") -> FatTree:
     (64, (16, 16, 16))
     """
     k, n = _positive_ints((k, n), "k and levels")
+    _check_levels(n)
     return FatTree((k,) * n, (1,) + (k,) * (n - 1), routing=routing)
 
 
@@ -351,6 +359,7 @@ def k_port_n_tree(ports: int, n: int, routing: str = "dmodk") -> FatTree:
     (16, (8, 8, 4), (1.0, 1.0))
     """
     ports, n = _positive_ints((ports, n), "ports and levels")
+    _check_levels(n)
     if ports % 2:
         raise MachineError(f"a k-port n-tree needs an even number of ports, got {ports}")
     half = ports // 2

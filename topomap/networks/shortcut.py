@@ -52,6 +52,7 @@ from ..errors import MachineError
 from .spec import parse_node, register_spec, spec_int
 from .base import Network
 from .graph import GraphNetwork
+from .limits import check_links, check_tables
 
 __all__ = ["Circulant", "RandomShortcut", "random_shortcut_edges"]
 
@@ -92,6 +93,8 @@ class Circulant(Network):
             raise MachineError(f"circulant jumps {jumps} repeat a value")
         object.__setattr__(self, "n", int(n))
         object.__setattr__(self, "jumps", tuple(sorted(jumps)))
+        check_links(self.n * self.degree, self.spec_head())
+        check_tables(self.n, self.n, self.degree, self.spec_head())
 
     @cached_property
     def graph(self) -> GraphNetwork:
@@ -281,6 +284,8 @@ class RandomShortcut(Network):
                                f"got n={self.n}, degree={self.degree}")
         if self.seed >= 2**64:
             raise MachineError(f"seed must lie in [0, 2**64), got {self.seed}")
+        check_links(self.n * self.degree, self.spec_head())
+        check_tables(self.n, self.n, self.degree, self.spec_head())
 
     @cached_property
     def graph(self) -> GraphNetwork:

@@ -26,7 +26,8 @@ import numpy as np
 
 from ..errors import FormatError, MachineError, TopomapError
 from .hwloc_xml import read_hwloc_xml
-from .levels import MAX_PES, Grouping
+from . import levels as _levels
+from .levels import Grouping
 
 __all__ = ["discover", "read_sysfs", "current_binding"]
 
@@ -115,7 +116,7 @@ def _parse_cpu_list(text: str, where: Path) -> list[int]:
         if not lo.isdigit() or (hi and not hi.isdigit()):
             raise FormatError(f"{where}: invalid CPU list {text.strip()!r}")
         first, last = int(lo), int(hi or lo)
-        if last < first or last - first + len(out) > MAX_PES:
+        if last < first or last - first + len(out) > _levels.MAX_PES:
             raise FormatError(f"{where}: invalid or oversized CPU range {part!r}")
         out.extend(range(first, last + 1))
     return out

@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FormatError, MachineError
-from .levels import MAX_LEVELS, MAX_PES, Grouping, normalize_type
+from . import levels as _levels
+from .levels import MAX_LEVELS, Grouping, normalize_type
 
 __all__ = ["read_hwloc_xml"]
 
@@ -148,7 +149,7 @@ def read_hwloc_xml(
         Not XML (with line and column), no ``<topology>`` root, no PU, missing or
         invalid ``type``/``os_index``/``cpuset``, duplicate PU ``os_index``, PUs at
         different depths or under different object types, nesting deeper than
-        128 levels, or more than ``2**22`` PUs.
+        128 levels, or more than ``topomap.node.levels.MAX_PES`` PUs.
 
     Examples
     --------
@@ -195,8 +196,8 @@ def read_hwloc_xml(
                 raise FormatError(f"{where_from}: {where}: a PU cannot contain CPU objects")
             os_indices.append(_os_index(obj, where, where_from))
             chains.append(chain)
-            if len(chains) > MAX_PES:
-                raise FormatError(f"{where_from}: more than {MAX_PES} PUs (the per-node cap)")
+            if len(chains) > _levels.MAX_PES:
+                raise FormatError(f"{where_from}: more than {_levels.MAX_PES} PUs (the per-node cap topomap.node.levels.MAX_PES)")
             continue
         seen: dict[str, int] = {}
         entries = []

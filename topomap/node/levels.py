@@ -16,7 +16,7 @@ import numpy as np
 
 __all__ = ["MAX_PES", "MAX_LEVELS", "Grouping", "normalize_type"]
 
-MAX_PES = 2**22
+MAX_PES = 2**16  # PEs per node; read at each check, so a caller may raise it
 MAX_LEVELS = 128
 
 

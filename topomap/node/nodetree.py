@@ -22,10 +22,12 @@ Rules shared by every constructor (documented once, here):
   distinct PEs share them) and ``pe_type`` is unchanged; levels merged into the
   root take the root's name.  Caller-given costs are one per level *before*
   merging; default costs ``1..L`` are assigned *after* merging.
-* **Size caps.** At most :data:`MAX_PES` (``2**22``) PEs and
-  :data:`MAX_LEVELS` (128) levels, so a typo such as ``pu:100000000`` is
-  refused with a :class:`~topomap.errors.MachineError` instead of exhausting
-  memory.
+* **Size caps.** At most :data:`MAX_PES` (``2**16``) PEs and
+  :data:`MAX_LEVELS` (128) levels, so a typo such as ``pu:100000000`` or a
+  24-byte ``pack:1200 core:2400`` is refused, from the arities alone, with a
+  :class:`~topomap.errors.MachineError` instead of exhausting memory (the
+  largest nodes have a few thousand PUs; set
+  ``topomap.node.levels.MAX_PES`` to allow more, it is read at each check).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import numpy as np
 from ..errors import MachineError
 from . import discover as _discover
 from .hwloc_xml import read_hwloc_xml
+from . import levels as _levels
 from .levels import MAX_LEVELS, MAX_PES, Grouping, normalize_type
 
 __all__ = ["NodeTree", "MAX_PES", "MAX_LEVELS", "normalize_type"]
@@ -106,8 +109,8 @@ def _canonical_groups(groups: Any, levels: Sequence[str]) -> np.ndarray:
         )
     if arr.shape[1] == 0:
         raise MachineError("a node tree needs at least one PE")
-    if arr.shape[1] > MAX_PES:
-        raise MachineError(f"{arr.shape[1]} PEs exceed the cap of {MAX_PES} PEs per node")
+    if arr.shape[1] > _levels.MAX_PES:
+        raise MachineError(f"{arr.shape[1]} PEs exceed the cap of {_levels.MAX_PES} PEs per node (topomap.node.levels.MAX_PES)")
     if arr.dtype.kind not in "iu":
         raise MachineError(f"groups must hold integers, got dtype {arr.dtype}")
     out = np.empty(arr.shape, dtype=np.int32)
@@ -688,8 +691,8 @@ class NodeTree:
 def _check_count(value: Any, what: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise MachineError(f"{what} must be a positive integer, got {value!r}")
-    if not 1 <= value <= MAX_PES:
-        raise MachineError(f"{what} = {value} is outside 1..{MAX_PES}")
+    if not 1 <= value <= _levels.MAX_PES:
+        raise MachineError(f"{what} = {value} is outside 1..{_levels.MAX_PES} (topomap.node.levels.MAX_PES)")
     return int(value)
 
 
@@ -712,9 +715,9 @@ def _tree_from_arities(
     npes = 1
     for a in arities:
         npes *= a
-        if npes > MAX_PES:
+        if npes > _levels.MAX_PES:
             raise MachineError(
-                f"arities {list(arities)} describe more than {MAX_PES} PEs (the per-node cap)"
+                f"arities {list(arities)} describe more than {_levels.MAX_PES} PEs (the per-node cap topomap.node.levels.MAX_PES)"
             )
     names = [names_top[n - 1 - k] for k in range(n)] + [root]
     same = [arities[n - k] == 1 for k in range(n + 1)]
@@ -780,9 +783,9 @@ def _parse_synthetic(text: str) -> tuple[list[str], list[int]]:
             raise _synthetic_error(text, token, f"more than {MAX_LEVELS} levels")
         types.append(kind)
         arities.append(int(arity_text))
-        if math.prod(arities) > MAX_PES:
+        if math.prod(arities) > _levels.MAX_PES:
             raise _synthetic_error(
-                text, token, f"the description has more than {MAX_PES} leaves (the per-node cap)"
+                text, token, f"the description has more than {_levels.MAX_PES} leaves (the per-node cap topomap.node.levels.MAX_PES)"
             )
     if not arities:
         raise MachineError(f"synthetic description {text!r} has no levels")
