@@ -1,0 +1,464 @@
+/* The flow simulator's event loop (semantics: topomap/flowsim.h).
+
+   Time jumps from event to event: the next transfer to finish (its bytes
+   left over its rate) or the next transfer start (release + latency, from a
+   min-heap).  Each event advances every transfer's bytes, retires the
+   finished ones, lets the schedule release what they unblock and starts the
+   transfers due, then re-shares the links (flowsim_share.c).
+
+   When transfers only leave, only the flows of rate >= x, x the least rate
+   of those leaving, are filled again: progressive filling below level x
+   sees the same links fill at the same levels, as no leaving flow was
+   frozen below x, so the slower flows keep their rates.  For equal message
+   sizes the fastest flows leave first, so most re-shares touch few flows. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "flowsim_internal.h"
+#include "topomap/error.h"
+#include "topomap/flowsim.h"
+
+/* Finishes and starts this close (relative) to the event time join it. */
+#define BATCH_TOL 1e-11
+
+typedef struct {
+    double t;
+    int64_t inst;
+} start_entry;
+
+typedef struct {
+    const topomap_flows *fl;
+    const topomap_flowsim_options *opt;
+    topomap_i_routes routes;
+    topomap_i_share sh;
+    int64_t *rptr;
+    int32_t *rlinks;
+    double *bound; /* min(cap, least bandwidth on the route) */
+    int32_t F, S, G; /* G = iterations * S */
+    double *finish;
+    /* transfers under way */
+    int64_t nact, act_cap, *act_inst;
+    int32_t *act_flow;
+    double *act_rem;
+    int64_t *fin_inst; /* scratch of one event: the instances that finish */
+    /* releases waiting for their latency */
+    start_entry *starts;
+    int64_t nstarts, starts_cap;
+    /* flows grouped: by stage (BARRIER), or by rank then stage (RANKS) */
+    int64_t *gptr, *inptr;
+    int32_t *gflows, *inflows;
+    /* BARRIER: the current global stage and its unfinished flows */
+    int32_t g;
+    int64_t left;
+    /* RANKS: each rank's global stage, unfinished incoming flows, cursors */
+    int32_t *rstage;
+    int64_t *rleft, *out_pos, *in_pos;
+    int32_t *ubuf; /* the flows being re-shared */
+    int64_t done, total;
+    int64_t events, recomputes;
+} sim;
+
+/* ---- validation and routes ---- */
+
+static int validate(const topomap_machine *m, const topomap_flows *fl, const topomap_flowsim_options *o)
+{
+    int32_t npes = topomap_machine_npes(m);
+    if (fl->nflows < 0 || fl->nflows > INT32_MAX - 1)
+        return topomap_i_fail(TOPOMAP_EINVAL, "number of flows %lld outside 0..%d", (long long)fl->nflows,
+                              INT32_MAX - 1);
+    if (fl->nstages < 1) return topomap_i_fail(TOPOMAP_EINVAL, "nstages %d < 1", (int)fl->nstages);
+    if (fl->nranks < 1) return topomap_i_fail(TOPOMAP_EINVAL, "nranks %d < 1", (int)fl->nranks);
+    if (o->iterations < 1) return topomap_i_fail(TOPOMAP_EINVAL, "iterations %d < 1", (int)o->iterations);
+    if ((int64_t)o->iterations * fl->nstages > INT32_MAX)
+        return topomap_i_fail(TOPOMAP_EINVAL, "iterations x nstages over 2^31 - 1");
+    if (o->sync != TOPOMAP_FLOWSIM_BARRIER && o->sync != TOPOMAP_FLOWSIM_RANKS)
+        return topomap_i_fail(TOPOMAP_EINVAL, "sync %d is neither 0 (barrier) nor 1 (ranks)", (int)o->sync);
+    for (int64_t f = 0; f < fl->nflows; f++) {
+        int32_t a = fl->src_pe[f], b = fl->dst_pe[f];
+        if (a < 0 || a >= npes) return topomap_i_fail(TOPOMAP_EINVAL, "flow %lld: PE %d outside 0..%d", (long long)f, (int)a, (int)npes - 1);
+        if (b < 0 || b >= npes) return topomap_i_fail(TOPOMAP_EINVAL, "flow %lld: PE %d outside 0..%d", (long long)f, (int)b, (int)npes - 1);
+        if (!(fl->bytes[f] >= 0) || isinf(fl->bytes[f]))
+            return topomap_i_fail(TOPOMAP_EINVAL, "flow %lld: bytes %g", (long long)f, fl->bytes[f]);
+        if (!(fl->latency[f] >= 0) || isinf(fl->latency[f]))
+            return topomap_i_fail(TOPOMAP_EINVAL, "flow %lld: latency %g", (long long)f, fl->latency[f]);
+        if (!(fl->cap[f] > 0)) return topomap_i_fail(TOPOMAP_EINVAL, "flow %lld: cap %g", (long long)f, fl->cap[f]);
+        if (fl->stage[f] < 0 || fl->stage[f] >= fl->nstages)
+            return topomap_i_fail(TOPOMAP_EINVAL, "flow %lld: stage %d outside 0..%d", (long long)f, (int)fl->stage[f],
+                                  (int)fl->nstages - 1);
+        if (fl->src_rank[f] < 0 || fl->src_rank[f] >= fl->nranks)
+            return topomap_i_fail(TOPOMAP_EINVAL, "flow %lld: source rank %d outside 0..%d", (long long)f,
+                                  (int)fl->src_rank[f], (int)fl->nranks - 1);
+        if (fl->dst_rank[f] < 0 || fl->dst_rank[f] >= fl->nranks)
+            return topomap_i_fail(TOPOMAP_EINVAL, "flow %lld: destination rank %d outside 0..%d", (long long)f,
+                                  (int)fl->dst_rank[f], (int)fl->nranks - 1);
+    }
+    return TOPOMAP_OK;
+}
+
+/* Routes as CSR, each flow's bound, and the bytes per link. */
+static int build_routes(sim *s, const topomap_machine *m, double *link_bytes)
+{
+    const topomap_flows *fl = s->fl;
+    const double *bw = s->opt->bandwidth;
+    int32_t F = s->F, nl = topomap_machine_nlinks(m), mr = topomap_machine_max_route(m);
+    int64_t total = 0;
+    s->rptr = malloc(((size_t)F + 1) * sizeof *s->rptr);
+    s->bound = malloc(((size_t)F + 1) * sizeof *s->bound);
+    if (!s->rptr || !s->bound) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flows' routes");
+    for (int32_t f = 0; f < F; f++) {
+        s->rptr[f] = total;
+        total += topomap_machine_route_count(m, topomap_machine_node_of(m, fl->src_pe[f]),
+                                             topomap_machine_node_of(m, fl->dst_pe[f]));
+    }
+    s->rptr[F] = total;
+    s->rlinks = malloc(((size_t)total + (size_t)mr + 1) * sizeof *s->rlinks);
+    if (!s->rlinks) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flows' routes");
+    if (link_bytes) memset(link_bytes, 0, (size_t)nl * sizeof *link_bytes);
+    for (int32_t f = 0; f < F; f++) {
+        int32_t *r = s->rlinks + s->rptr[f];
+        int32_t n = topomap_machine_route(m, topomap_machine_node_of(m, fl->src_pe[f]),
+                                          topomap_machine_node_of(m, fl->dst_pe[f]), r);
+        double b = fl->cap[f];
+        for (int32_t k = 0; k < n; k++) {
+            if (!(bw[r[k]] > 0) || isinf(bw[r[k]]))
+                return topomap_i_fail(TOPOMAP_EINVAL, "link %d on the route of flow %d has bandwidth %g", (int)r[k],
+                                      (int)f, bw[r[k]]);
+            b = fmin(b, bw[r[k]]);
+            if (link_bytes) link_bytes[r[k]] += fl->bytes[f];
+        }
+        if (isinf(b) && fl->bytes[f] > 0)
+            return topomap_i_fail(TOPOMAP_EINVAL,
+                                  "flow %d: %g bytes inside node %d with no rate cap would take no time", (int)f,
+                                  fl->bytes[f], (int)topomap_machine_node_of(m, fl->src_pe[f]));
+        s->bound[f] = b;
+    }
+    s->routes = (topomap_i_routes){F, nl, s->rptr, s->rlinks, fl->cap, bw};
+    return TOPOMAP_OK;
+}
+
+/* Stable counting sort of the flows by key[f] in 0..k-1: ptr (k + 1), out (F). */
+static void group_by(const int32_t *key, int32_t F, int32_t k, int64_t *ptr, const int32_t *in, int32_t *out)
+{
+    memset(ptr, 0, ((size_t)k + 1) * sizeof *ptr);
+    for (int32_t i = 0; i < F; i++) ptr[key[in ? in[i] : i] + 1]++;
+    for (int32_t j = 0; j < k; j++) ptr[j + 1] += ptr[j];
+    for (int32_t i = 0; i < F; i++) {
+        int32_t f = in ? in[i] : i;
+        out[ptr[key[f]]++] = f;
+    }
+    for (int32_t j = k; j > 0; j--) ptr[j] = ptr[j - 1];
+    ptr[0] = 0;
+}
+
+static int build_groups(sim *s)
+{
+    const topomap_flows *fl = s->fl;
+    int32_t F = s->F, R = fl->nranks;
+    s->gflows = malloc(((size_t)F + 1) * sizeof *s->gflows);
+    if (s->opt->sync == TOPOMAP_FLOWSIM_BARRIER) {
+        s->gptr = malloc(((size_t)s->S + 1) * sizeof *s->gptr);
+        if (!s->gptr || !s->gflows) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the schedule");
+        group_by(fl->stage, F, s->S, s->gptr, NULL, s->gflows);
+        return TOPOMAP_OK;
+    }
+    /* by rank, stage order inside: sort by stage, then stably by rank */
+    int32_t *tmp = malloc(((size_t)F + 1) * sizeof *tmp);
+    int64_t *sptr = malloc(((size_t)s->S + 1) * sizeof *sptr);
+    s->gptr = malloc(((size_t)R + 1) * sizeof *s->gptr);
+    s->inptr = malloc(((size_t)R + 1) * sizeof *s->inptr);
+    s->inflows = malloc(((size_t)F + 1) * sizeof *s->inflows);
+    s->rstage = malloc((size_t)R * sizeof *s->rstage);
+    s->rleft = malloc((size_t)R * sizeof *s->rleft);
+    s->out_pos = malloc((size_t)R * sizeof *s->out_pos);
+    s->in_pos = malloc((size_t)R * sizeof *s->in_pos);
+    int ok = tmp && sptr && s->gptr && s->inptr && s->inflows && s->gflows && s->rstage && s->rleft && s->out_pos &&
+             s->in_pos;
+    if (ok) {
+        group_by(fl->stage, F, s->S, sptr, NULL, tmp);
+        group_by(fl->src_rank, F, R, s->gptr, tmp, s->gflows);
+        group_by(fl->dst_rank, F, R, s->inptr, tmp, s->inflows);
+    }
+    free(tmp);
+    free(sptr);
+    return ok ? TOPOMAP_OK : topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the schedule");
+}
+
+/* ---- the schedule ---- */
+
+static int release(sim *s, int32_t it, int32_t f, double now)
+{
+    if (s->nstarts == s->starts_cap) {
+        int64_t cap = s->starts_cap ? 2 * s->starts_cap : 1024;
+        start_entry *p = realloc(s->starts, (size_t)cap * sizeof *p);
+        if (!p) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator's releases");
+        s->starts = p;
+        s->starts_cap = cap;
+    }
+    start_entry e = {now + s->fl->latency[f], (int64_t)it * s->F + f};
+    int64_t i = s->nstarts++;
+    while (i > 0) {
+        int64_t p = (i - 1) / 2;
+        if (s->starts[p].t < e.t || (s->starts[p].t == e.t && s->starts[p].inst <= e.inst)) break;
+        s->starts[i] = s->starts[p];
+        i = p;
+    }
+    s->starts[i] = e;
+    return TOPOMAP_OK;
+}
+
+static start_entry pop_start(sim *s)
+{
+    start_entry top = s->starts[0], last = s->starts[--s->nstarts];
+    int64_t i = 0, n = s->nstarts;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && (s->starts[c + 1].t < s->starts[c].t ||
+                          (s->starts[c + 1].t == s->starts[c].t && s->starts[c + 1].inst < s->starts[c].inst)))
+            c++;
+        if (last.t < s->starts[c].t || (last.t == s->starts[c].t && last.inst <= s->starts[c].inst)) break;
+        s->starts[i] = s->starts[c];
+        i = c;
+    }
+    if (n > 0) s->starts[i] = last;
+    return top;
+}
+
+/* BARRIER: move to the next non-empty global stage and release it. */
+static int barrier_next(sim *s, double now)
+{
+    while (++s->g < s->G) {
+        int32_t st = s->g % s->S, it = s->g / s->S;
+        s->left = s->gptr[st + 1] - s->gptr[st];
+        if (s->left == 0) continue;
+        for (int64_t k = s->gptr[st]; k < s->gptr[st + 1]; k++) {
+            int rc = release(s, it, s->gflows[k], now);
+            if (rc) return rc;
+        }
+        break;
+    }
+    return TOPOMAP_OK;
+}
+
+/* RANKS: rank r is ready for its next stage(s) at `now`: release its sends
+   there and count the receives still to come, until one has some. */
+static int rank_next(sim *s, int32_t r, double now)
+{
+    const int32_t *stage = s->fl->stage;
+    while (++s->rstage[r] < s->G) {
+        int32_t g = s->rstage[r], st = g % s->S, it = g / s->S;
+        if (st == 0) {
+            s->out_pos[r] = s->gptr[r];
+            s->in_pos[r] = s->inptr[r];
+        }
+        for (; s->out_pos[r] < s->gptr[r + 1] && stage[s->gflows[s->out_pos[r]]] == st; s->out_pos[r]++) {
+            int rc = release(s, it, s->gflows[s->out_pos[r]], now);
+            if (rc) return rc;
+        }
+        int64_t left = 0;
+        for (; s->in_pos[r] < s->inptr[r + 1] && stage[s->inflows[s->in_pos[r]]] == st; s->in_pos[r]++)
+            left += s->finish[(int64_t)it * s->F + s->inflows[s->in_pos[r]]] < 0;
+        s->rleft[r] = left;
+        if (left) break;
+    }
+    return TOPOMAP_OK;
+}
+
+static int schedule_start(sim *s)
+{
+    if (s->opt->sync == TOPOMAP_FLOWSIM_BARRIER) {
+        s->g = -1;
+        return barrier_next(s, 0);
+    }
+    for (int32_t r = 0; r < s->fl->nranks; r++) {
+        s->rstage[r] = -1;
+        int rc = rank_next(s, r, 0);
+        if (rc) return rc;
+    }
+    return TOPOMAP_OK;
+}
+
+static int finished(sim *s, int64_t inst, int32_t f, double now)
+{
+    s->finish[inst] = now;
+    s->done++;
+    if (s->opt->sync == TOPOMAP_FLOWSIM_BARRIER) return --s->left == 0 ? barrier_next(s, now) : TOPOMAP_OK;
+    int32_t r = s->fl->dst_rank[f], g = (int32_t)(inst / s->F) * s->S + s->fl->stage[f];
+    if (s->rstage[r] == g && --s->rleft[r] == 0) return rank_next(s, r, now);
+    return TOPOMAP_OK;
+}
+
+/* ---- the event loop ---- */
+
+static int add_transfer(sim *s, int64_t inst, int32_t f)
+{
+    if (s->nact == s->act_cap) {
+        int64_t cap = s->act_cap ? 2 * s->act_cap : 1024;
+        int64_t *pi = realloc(s->act_inst, (size_t)cap * sizeof *pi);
+        if (pi) s->act_inst = pi;
+        int32_t *pf = realloc(s->act_flow, (size_t)cap * sizeof *pf);
+        if (pf) s->act_flow = pf;
+        double *pr = realloc(s->act_rem, (size_t)cap * sizeof *pr);
+        if (pr) s->act_rem = pr;
+        int64_t *pn = realloc(s->fin_inst, (size_t)cap * sizeof *pn);
+        if (pn) s->fin_inst = pn;
+        if (!pi || !pf || !pr || !pn) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator's transfers");
+        s->act_cap = cap;
+    }
+    s->act_inst[s->nact] = inst;
+    s->act_flow[s->nact] = f;
+    s->act_rem[s->nact++] = s->fl->bytes[f];
+    s->sh.mult[f]++;
+    return TOPOMAP_OK;
+}
+
+/* Re-share after an event: every transferring flow when some arrived, else
+   those at least as fast as the slowest that left. */
+static void reshare(sim *s, int arrived, double slowest)
+{
+    topomap_i_share *sh = &s->sh;
+    double thr = arrived ? 0 : slowest * (1 - 1e-9);
+    int32_t nu = 0;
+    topomap_i_share_begin(sh);
+    for (int64_t k = 0; k < s->nact; k++) {
+        int32_t f = s->act_flow[k];
+        if ((arrived || sh->rate[f] >= thr) && topomap_i_share_take(sh, f)) s->ubuf[nu++] = f;
+    }
+    if (nu) {
+        topomap_i_share_fill(sh, s->ubuf, nu, arrived);
+        s->recomputes++;
+    }
+}
+
+/* A transfer leaves: its instance's rate no longer loads its links. */
+static void depart(sim *s, int32_t f)
+{
+    topomap_i_share *sh = &s->sh;
+    sh->mult[f]--;
+    for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++) sh->load[s->rlinks[k]] -= sh->rate[f];
+}
+
+static int run_events(sim *s, const topomap_run_options *run)
+{
+    const double *bytes = s->fl->bytes;
+    int share = s->opt->share != 0;
+    double now = 0;
+    int rc = schedule_start(s);
+    while (!rc) {
+        double T = INFINITY;
+        const double *rate = s->sh.rate;
+        for (int64_t k = 0; k < s->nact; k++) T = fmin(T, now + s->act_rem[k] / rate[s->act_flow[k]]);
+        if (s->nstarts) T = fmin(T, s->starts[0].t);
+        if (isinf(T)) break;
+        double lim = T + BATCH_TOL * T, dt = T - now, slowest = INFINITY;
+        int64_t kept = 0, nfin = 0;
+        for (int64_t k = 0; k < s->nact; k++) {
+            int32_t f = s->act_flow[k];
+            int64_t inst = s->act_inst[k];
+            double rem = s->act_rem[k];
+            if (now + rem / rate[f] <= lim) {
+                s->fin_inst[nfin++] = inst;
+                continue;
+            }
+            s->act_inst[kept] = inst;
+            s->act_flow[kept] = f;
+            s->act_rem[kept++] = rem - rate[f] * dt;
+        }
+        now = T;
+        s->events++;
+        s->nact = kept;
+        for (int64_t j = 0; j < nfin && !rc; j++) {
+            int32_t f = (int32_t)(s->fin_inst[j] % s->F);
+            slowest = fmin(slowest, rate[f]);
+            if (share) depart(s, f);
+            else s->sh.mult[f]--;
+            rc = finished(s, s->fin_inst[j], f, now);
+        }
+        int arrived = 0;
+        while (!rc && s->nstarts && s->starts[0].t <= lim) {
+            start_entry e = pop_start(s);
+            int32_t f = (int32_t)(e.inst % s->F);
+            if (bytes[f] == 0) {
+                rc = finished(s, e.inst, f, now);
+            } else {
+                rc = add_transfer(s, e.inst, f);
+                arrived = 1;
+                if (!share) s->sh.rate[f] = s->bound[f];
+            }
+        }
+        if (!rc && share && (arrived || nfin)) reshare(s, arrived, slowest);
+        if (!rc && run && run->progress && (s->events & 63) == 0 &&
+            run->progress(run->progress_ctx, (double)s->done / (double)s->total))
+            rc = topomap_i_fail(TOPOMAP_ECANCELED, "flow simulation cancelled");
+    }
+    if (!rc && s->done != s->total)
+        rc = topomap_i_fail(TOPOMAP_EINVAL, "flow simulation stalled with %lld of %lld flows unfinished",
+                            (long long)(s->total - s->done), (long long)s->total);
+    return rc;
+}
+
+static void sim_free(sim *s)
+{
+    topomap_i_share_free(&s->sh);
+    free(s->rptr);
+    free(s->rlinks);
+    free(s->bound);
+    free(s->act_inst);
+    free(s->act_flow);
+    free(s->act_rem);
+    free(s->fin_inst);
+    free(s->starts);
+    free(s->gptr);
+    free(s->inptr);
+    free(s->gflows);
+    free(s->inflows);
+    free(s->rstage);
+    free(s->rleft);
+    free(s->out_pos);
+    free(s->in_pos);
+    free(s->ubuf);
+}
+
+/* stage_end and makespan from the finish times. */
+static void summarize(const sim *s, topomap_flowsim_result *res)
+{
+    double prev = 0, span = 0;
+    for (int32_t g = 0; g < s->G; g++) res->stage_end[g] = -INFINITY;
+    for (int64_t inst = 0; inst < s->total; inst++) {
+        int32_t f = (int32_t)(inst % s->F), g = (int32_t)(inst / s->F) * s->S + s->fl->stage[f];
+        res->stage_end[g] = fmax(res->stage_end[g], s->finish[inst]);
+    }
+    for (int32_t g = 0; g < s->G; g++) {
+        if (isinf(res->stage_end[g])) res->stage_end[g] = prev;
+        prev = res->stage_end[g];
+        span = fmax(span, prev);
+    }
+    res->makespan = span;
+}
+
+int topomap_flowsim(const topomap_machine *m, const topomap_flows *flows, const topomap_flowsim_options *opt,
+                    const topomap_run_options *run, topomap_flowsim_result *res)
+{
+    int rc = validate(m, flows, opt);
+    if (rc) return rc;
+    sim s = {.fl = flows, .opt = opt, .F = (int32_t)flows->nflows, .S = flows->nstages};
+    s.G = opt->iterations * s.S;
+    s.total = (int64_t)opt->iterations * s.F;
+    s.finish = res->finish;
+    for (int64_t i = 0; i < s.total; i++) s.finish[i] = -1;
+    rc = build_routes(&s, m, res->link_bytes);
+    if (!rc) rc = build_groups(&s);
+    if (!rc) rc = topomap_i_share_init(&s.sh, &s.routes);
+    if (!rc) {
+        s.ubuf = malloc(((size_t)s.F + 1) * sizeof *s.ubuf);
+        if (!s.ubuf) rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator");
+    }
+    if (!rc) rc = run_events(&s, run);
+    if (!rc) {
+        summarize(&s, res);
+        res->events = s.events;
+        res->recomputes = s.recomputes;
+    }
+    sim_free(&s);
+    return rc;
+}

@@ -1,0 +1,187 @@
+/* Max-min fair rates by progressive filling (Bertsekas & Gallager, Data
+   Networks, 2nd ed. 1992, §6.5.2): every flow's rate rises at the same pace
+   until a link is full or the flow reaches its cap; the flows of a full link
+   freeze at that level, the rest go on.
+
+   The next link to fill is the one of least resid/cnt (capacity left per
+   unfrozen instance).  Freezing a flow at level x <= resid/cnt of any of its
+   links only raises that link's share ((R - m x) / (c - m) >= R / c), so a
+   lazy min-heap works: a link is pushed again with its new key, and an entry
+   whose key no longer matches the link is stale and skipped.  A cap is a
+   link of its own flow, as a heap entry of its own (id -1 - f).  The cost
+   is O(H log H) for H route entries of the flows being filled. */
+#include <math.h>
+#include <stdlib.h>
+#include "flowsim_internal.h"
+#include "topomap/error.h"
+
+struct topomap_i_fs_entry {
+    double key;
+    int32_t id;
+};
+
+static void push(struct topomap_i_fs_entry *h, int64_t *n, double key, int32_t id)
+{
+    int64_t i = (*n)++;
+    while (i > 0) {
+        int64_t p = (i - 1) / 2;
+        if (h[p].key <= key) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i].key = key;
+    h[i].id = id;
+}
+
+static struct topomap_i_fs_entry pop(struct topomap_i_fs_entry *h, int64_t *n)
+{
+    struct topomap_i_fs_entry top = h[0], last = h[--*n];
+    int64_t i = 0;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && h[c + 1].key < h[c].key) c++;
+        if (last.key <= h[c].key) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0) h[i] = last;
+    return top;
+}
+
+int topomap_i_share_init(topomap_i_share *s, const topomap_i_routes *r)
+{
+    size_t nl = (size_t)r->nlinks + 1, nf = (size_t)r->nflows + 1;
+    s->r = r;
+    s->epoch = 0;
+    /* one push per link, per cap and per (flow, link) freeze at most */
+    s->heap_cap = (int64_t)nl + (int64_t)nf + r->ptr[r->nflows];
+    s->mult = calloc(nf, sizeof *s->mult);
+    s->rate = calloc(nf, sizeof *s->rate);
+    s->load = calloc(nl, sizeof *s->load);
+    s->resid = malloc(nl * sizeof *s->resid);
+    s->cnt = malloc(nl * sizeof *s->cnt);
+    s->start = malloc(nl * sizeof *s->start);
+    s->deg = malloc(nl * sizeof *s->deg);
+    s->lflows = malloc(((size_t)r->ptr[r->nflows] + 1) * sizeof *s->lflows);
+    s->touched = malloc(nl * sizeof *s->touched);
+    s->link_mark = calloc(nl, sizeof *s->link_mark);
+    s->flow_mark = calloc(nf, sizeof *s->flow_mark);
+    s->frozen_mark = calloc(nf, sizeof *s->frozen_mark);
+    s->heap = malloc((size_t)s->heap_cap * sizeof *s->heap);
+    if (!s->mult || !s->rate || !s->load || !s->resid || !s->cnt || !s->start || !s->deg || !s->lflows ||
+        !s->touched || !s->link_mark || !s->flow_mark || !s->frozen_mark || !s->heap) {
+        topomap_i_share_free(s);
+        return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator's rates");
+    }
+    return TOPOMAP_OK;
+}
+
+void topomap_i_share_free(topomap_i_share *s)
+{
+    free(s->mult);
+    free(s->rate);
+    free(s->load);
+    free(s->resid);
+    free(s->cnt);
+    free(s->start);
+    free(s->deg);
+    free(s->lflows);
+    free(s->touched);
+    free(s->link_mark);
+    free(s->flow_mark);
+    free(s->frozen_mark);
+    free(s->heap);
+    *s = (topomap_i_share){0};
+}
+
+void topomap_i_share_begin(topomap_i_share *s)
+{
+    if (++s->epoch == 0) { /* wrapped: old marks could look current */
+        for (int32_t l = 0; l <= s->r->nlinks; l++) s->link_mark[l] = 0;
+        for (int32_t f = 0; f <= s->r->nflows; f++) s->flow_mark[f] = s->frozen_mark[f] = 0;
+        s->epoch = 1;
+    }
+}
+
+int topomap_i_share_take(topomap_i_share *s, int32_t f)
+{
+    if (s->flow_mark[f] == s->epoch) return 0;
+    s->flow_mark[f] = s->epoch;
+    return 1;
+}
+
+/* Flow f freezes at level x: its instances take m * x on each of its links. */
+static void freeze(topomap_i_share *s, int32_t f, double x, int32_t skip, int64_t *nh)
+{
+    const topomap_i_routes *r = s->r;
+    double m = s->mult[f];
+    s->frozen_mark[f] = s->epoch;
+    s->rate[f] = x;
+    for (int64_t k = r->ptr[f]; k < r->ptr[f + 1]; k++) {
+        int32_t l = r->links[k];
+        s->load[l] += m * x;
+        s->resid[l] = fmax(s->resid[l] - m * x, 0);
+        s->cnt[l] -= s->mult[f];
+        if (s->cnt[l] > 0 && l != skip) push(s->heap, nh, s->resid[l] / (double)s->cnt[l], l);
+    }
+}
+
+void topomap_i_share_fill(topomap_i_share *s, const int32_t *u, int32_t nu, int full)
+{
+    const topomap_i_routes *r = s->r;
+    int32_t nt = 0;
+    /* the links of u, their unfrozen instances and the load of the flows outside u */
+    for (int32_t i = 0; i < nu; i++) {
+        int32_t f = u[i];
+        for (int64_t k = r->ptr[f]; k < r->ptr[f + 1]; k++) {
+            int32_t l = r->links[k];
+            if (s->link_mark[l] != s->epoch) {
+                s->link_mark[l] = s->epoch;
+                s->touched[nt++] = l;
+                s->cnt[l] = 0;
+                s->deg[l] = 0;
+                if (full) s->load[l] = 0;
+            }
+            s->cnt[l] += s->mult[f];
+            s->deg[l]++;
+            if (!full) s->load[l] -= s->mult[f] * s->rate[f];
+        }
+    }
+    int64_t pos = 0, nh = 0;
+    for (int32_t i = 0; i < nt; i++) {
+        int32_t l = s->touched[i];
+        s->start[l] = pos;
+        pos += s->deg[l];
+        s->deg[l] = 0;
+        s->resid[l] = fmax(r->bw[l] - s->load[l], 0);
+        push(s->heap, &nh, s->resid[l] / (double)s->cnt[l], l);
+    }
+    for (int32_t i = 0; i < nu; i++) {
+        int32_t f = u[i];
+        for (int64_t k = r->ptr[f]; k < r->ptr[f + 1]; k++) {
+            int32_t l = r->links[k];
+            s->lflows[s->start[l] + s->deg[l]++] = f;
+        }
+        if (isfinite(r->cap[f])) push(s->heap, &nh, r->cap[f], -1 - f);
+    }
+    double level = 0;
+    while (nh > 0) {
+        struct topomap_i_fs_entry e = pop(s->heap, &nh);
+        if (e.id < 0) {
+            int32_t f = -1 - e.id;
+            if (s->frozen_mark[f] == s->epoch) continue;
+            level = e.key;
+            freeze(s, f, level, -1, &nh);
+            continue;
+        }
+        int32_t l = e.id;
+        if (s->cnt[l] == 0 || s->resid[l] / (double)s->cnt[l] != e.key) continue;
+        /* rounding in resid must not let the level fall back */
+        level = fmax(e.key, level);
+        for (int64_t k = s->start[l]; k < s->start[l] + s->deg[l]; k++) {
+            int32_t f = s->lflows[k];
+            if (s->frozen_mark[f] != s->epoch) freeze(s, f, level, l, &nh);
+        }
+    }
+}
