@@ -283,14 +283,16 @@ LATENCY_ON = ("flows", "links")
 
 def _per_flow(value: Any, nflows: int, what: str, positive: bool, allow_inf: bool = False) -> np.ndarray:
     try:
-        arr = np.broadcast_to(np.asarray(value, dtype=float), (nflows,)).copy()
+        arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise TimeModelError(f"{what} must be a number or one number per flow ({nflows}), got {value!r:.80}") \
-            from None
+        arr = np.zeros((0, 0))
+    if arr.shape not in ((), (nflows,)):
+        raise TimeModelError(f"{what} must be a number or one number per flow ({nflows}), got {value!r:.80}")
+    arr = np.broadcast_to(arr, (nflows,)).copy()
     bad = np.isnan(arr) | (np.isinf(arr) & (not allow_inf)) | ((arr <= 0) if positive else (arr < 0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise TimeModelError(f"{what} of flow {i} is {arr[i]!r}; it must be {'positive' if positive else '>= 0'} "
+        raise TimeModelError(f"{what} of flow {i} is {float(arr[i])!r}; it must be {'positive' if positive else '>= 0'} "
                              f"and {'not NaN' if allow_inf else 'finite'}")
     return arr
 
@@ -306,9 +308,11 @@ def _case(work: "Pattern | Schedule", where: "Allocation | Machine", mapping: "M
     if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
         raise TimeModelError(f"iterations must be a positive integer, got {iterations!r}")
     bw = _positive(bandwidth, "bandwidth")
-    if np.ndim(latency) != 0:
-        raise TimeModelError("latency is seconds per link, one number; seconds per flow go in alpha")
-    hop = float(_per_flow(latency, 1, "latency", False)[0])
+    if isinstance(latency, bool) or not isinstance(latency, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(latency) or latency < 0:
+        raise TimeModelError(f"latency is seconds per link, one finite number >= 0, got {latency!r:.80} "
+                             "(seconds per flow go in alpha)")
+    hop = float(latency)
     stages = _stages(work)
     machine, pe = _placement(where, mapping)
     if stages[0].n != len(pe):
