@@ -10,6 +10,7 @@ import sys
 
 from ..compare import compare_rows
 from ..errors import MappingError
+from ..io.atomic import atomic_write
 from ..registry import methods
 from .common import add_placement_arguments, job, table
 from .map_cmd import METRIC_COLUMNS
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     for name, why in skipped.items():
         print(f"skipped {name}, which does not apply here: {why}", file=sys.stderr)
     if args.csv:
-        with open(args.csv, "w", newline="") as fh:
+        with atomic_write(args.csv, newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
             writer.writeheader()
             writer.writerows(rows)

@@ -10,6 +10,7 @@ import numpy as np
 from .. import io
 from ..errors import MappingError
 from ..fabric.slurm import expand_hostlist
+from ..io.atomic import atomic_write
 from ..networks.spec import machine as build_machine
 from ..registry import map as run_mapper
 from .common import add_placement_arguments, capacity, job, load_pattern
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
-        with open(args.output, "w", encoding="utf-8") as fh:
+        with atomic_write(args.output) as fh:
             fh.write(text)
         print(usage(args.format, args.output, mp.n), file=sys.stderr)
     return 0

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import io
 from ..errors import MappingError
+from ..io.atomic import atomic_write
 from ..mapping import Mapping
 from ..metrics import evaluate
 from ..registry import MapperInfo, methods
@@ -141,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "pe":
             io.write_mapping(mp, args.output)
         else:
-            np.savetxt(args.output, alloc.machine.node_of(mp.pe_of), fmt="%d")
+            with atomic_write(args.output) as fh:
+                np.savetxt(fh, alloc.machine.node_of(mp.pe_of), fmt="%d")
     rows = [_row(args.method, evaluate(pat, alloc, mp), mp.seconds)]
     if args.method != "block":
         base: Mapping = run_mapper(pat, alloc, method="block", capacity=mp.capacity)

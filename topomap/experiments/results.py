@@ -9,6 +9,7 @@ import numpy as np
 
 from ..compare import NORMALIZED
 from ..errors import MissingDependencyError
+from ..io.atomic import atomic_write
 
 __all__ = ["KEY", "CELL", "STRING_COLUMNS", "AGGS", "normalize", "save", "load", "summarize", "aggregate", "pandas",
            "file_format"]
@@ -113,16 +114,11 @@ def save(df: Any, path: "str | os.PathLike[str]") -> None:
     """
     path = os.fspath(path)
     fmt = file_format(path)
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
+    with atomic_write(path, "w" if fmt == "csv" else "wb", newline="") as fh:
         if fmt == "csv":
-            df.to_csv(tmp, index=False)
+            df.to_csv(fh, index=False)
         else:
-            df.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+            df.to_parquet(fh, index=False)
 
 
 def load(path: "str | os.PathLike[str]") -> Any:

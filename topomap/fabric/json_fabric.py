@@ -52,6 +52,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import FormatError, MachineError
+from ..io.atomic import atomic_write
 from .model import Fabric, FabricBuilder, parse_hop
 
 __all__ = ["read_json", "loads", "dumps", "write_json"]
@@ -357,7 +358,7 @@ def write_json(fabric: Fabric, path: "str | os.PathLike[str]") -> None:
     >>> read_json(path) == fab
     True
     """
-    with open(os.fspath(path), "w", encoding="utf-8") as handle:
+    with atomic_write(path) as handle:
         handle.write(dumps(fabric))
 
 

@@ -31,6 +31,7 @@ import os
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..errors import FormatError, MachineError
+from ..io.atomic import atomic_write
 from .model import Fabric, parse_hop, text_lines
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ def write_routes(path: "str | os.PathLike[str]", fabric: Fabric,
     ask = table.route if isinstance(table, Machine) else lambda a, b: table[(a, b)]
     nodes = range(fabric.nnodes) if among is None else [fabric.node(x) for x in among]
     count = 0
-    with open(os.fspath(path), "w", encoding="utf-8") as out:
+    with atomic_write(path) as out:
         out.write("# topomap route file: one route per line, hops from the source node to the destination node\n")
         for a in nodes:
             for b in nodes:

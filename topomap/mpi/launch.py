@@ -53,6 +53,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..errors import MappingError
+from ..io.atomic import atomic_write
 from ..machine import Allocation, Machine
 from ..mapping import Mapping as TmMapping
 from ..mapping import check_mapping
@@ -182,7 +183,7 @@ def write_launcher_file(path: "str | os.PathLike[str]", format: str, mapping: "T
     'SLURM_HOSTFILE=... srun -n 2 --distribution=arbitrary ./app'
     """
     text = launcher_file(format, mapping, allocation, hosts, capacity)
-    with open(os.fspath(path), "w", encoding="utf-8") as fh:
+    with atomic_write(path) as fh:
         fh.write(text)
     n = len(mapping.pe_of) if isinstance(mapping, TmMapping) else len(np.asarray(mapping))
     return usage(format, os.fspath(path), n)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import io
+from ..io.atomic import atomic_write
 from ..pattern import Pattern
 from .build import build
 from .errors import ProfilerError
@@ -162,7 +164,9 @@ def profile(
         The result file.  ``.tmprof`` keeps the profiler's own file (bytes
         and message counts, point-to-point and collectives apart); any other
         extension :func:`topomap.io.write` knows (``.mat``, ``.npy``, ...)
-        receives the converted pattern.
+        receives the converted pattern.  It is replaced only when the run
+        succeeded and its profile was read back: a failed run leaves a
+        previous file there as it was.
     collectives : bool
         Also count collectives (see ``csrc/profiler/topomap_pmpi_coll.c``).
     launcher : {"auto", "openmpi", "mpich", "env"}
@@ -192,14 +196,12 @@ def profile(
     if not out.parent.is_dir():
         raise ProfilerError(f"{out}: the output directory {out.parent} does not exist")
     lib = Path(library) if library is not None else build(mpicc)
-    keep_raw = out.suffix.lower() == ".tmprof"
-    if keep_raw:
-        raw = out
-    else:
-        fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmprof", dir=out.parent)
-        os.close(fd)
-        raw = Path(name)
-    raw.unlink(missing_ok=True)  # a stale profile must not pass for this run's
+    # The run writes a temporary profile beside the output; the output (and a previous
+    # profile there) is replaced only once that one has been read back whole.
+    fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmprof", dir=out.parent)
+    os.close(fd)
+    raw = Path(name)
+    raw.unlink()  # a file the run did not write must not pass for its profile
     run = prepare(command, lib, raw, collectives=collectives, launcher=launcher)
     try:
         try:
@@ -217,9 +219,11 @@ def profile(
                 f"rank call MPI_Finalize?" + ("" if run.launcher == "env" else
                                                f" (library passed via {run.launcher!r}; try --launcher env)"))
         pattern = io.read_tmprof(raw, what=what)
-        if not keep_raw:
+        if out.suffix.lower() == ".tmprof":
+            with open(raw, "rb") as src, atomic_write(out, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        else:
             io.write(pattern, out)
         return pattern
     finally:
-        if not keep_raw:
-            raw.unlink(missing_ok=True)
+        raw.unlink(missing_ok=True)
