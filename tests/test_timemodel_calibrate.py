@@ -1,0 +1,125 @@
+"""calibrate(): a time model measured by ping-pong on a running MPI job (topomap/timemodel/calibrate.py).
+
+The MPI parts run tests/mpi/calibrate_job.py under mpiexec (-n 2, and -n 4 oversubscribed, once
+on one host and once on two fake hosts); the fit and the choice of pairs are tested here directly.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import topomap as tm
+from topomap.errors import MissingDependencyError, TimeModelError
+from topomap.timemodel import TimeModel
+from topomap.timemodel.calibrate import _pairs, calibrate, fit_hockney
+
+sys.path.insert(0, str(Path(__file__).parent / "mpi"))
+from harness import results, run  # noqa: E402
+
+INSIDE = {"intra-socket", "inter-socket", "intra-node"}
+
+
+# ------------------------------------------------------------------ the fit
+
+def test_fit_worked_by_hand():
+    # t = 1 us + m / 2 GB/s exactly: 0 B -> 1 us, 2000 B -> 2 us, 2e6 B -> 1001 us
+    link = fit_hockney([0, 2000, 2_000_000], [1e-6, 2e-6, 1001e-6])
+    assert link.alpha == pytest.approx(1e-6, rel=1e-9) and link.bandwidth == pytest.approx(2e9, rel=1e-9)
+
+
+@given(st.floats(1e-8, 1e-4), st.floats(1e7, 1e11), st.lists(st.floats(-0.05, 0.05), min_size=8, max_size=8))
+def test_fit_recovers_parameters_from_noisy_times(alpha, bandwidth, noise):
+    sizes = np.array([0, 8, 64, 512, 4096, 32768, 262144, 1048576], dtype=float)
+    times = (alpha + sizes / bandwidth) * (1 + np.array(noise))
+    link = fit_hockney(sizes, times)
+    # relative residuals of at most 5% keep every predicted time within ~10% of the true one
+    predicted = link.alpha + sizes / link.bandwidth
+    assert np.all(np.abs(predicted / (alpha + sizes / bandwidth) - 1) < 0.11)
+
+
+@pytest.mark.parametrize("sizes, seconds, message", [
+    ([8], [1e-6], "needs times of at least two message sizes"),
+    ([8, 8], [1e-6, 1e-6], "needs times of at least two message sizes"),
+    ([0, 8], [1e-6, 0.0], "times positive and finite"),
+    ([0, 8], [1e-6, math.nan], "times positive and finite"),
+    ([-1, 8], [1e-6, 2e-6], "sizes must be >= 0"),
+    ([0, 1_000_000], [1e-3, 1e-6], r"network: the times do not fit t = alpha \+ m / bandwidth"),
+])
+def test_fit_refuses_what_it_cannot_fit(sizes, seconds, message):
+    with pytest.raises(TimeModelError, match=message):
+        fit_hockney(sizes, seconds, "network")
+
+
+# ------------------------------------------------------------------ which pairs
+
+def test_pairs_follow_the_binding_levels():
+    tree = tm.NodeTree.from_synthetic("pack:2 core:2 pu:1")
+    machine = tm.Machine(tm.TreeNetwork((2,), (100.0,)), tree)
+    pes = np.array([0, 1, 2, 3, 4])            # ranks 0,1: one socket; 2,3: the other; 4: next node
+    pairs = _pairs(machine, pes, ["a"] * 4 + ["b"])
+    assert pairs == {"PE": (0, 0), "intra-socket": (0, 1), "inter-socket": (0, 2), "network": (0, 4)}
+    flat = tm.Machine(tm.SingleNode(), tm.NodeTree.flat(4))
+    assert _pairs(flat, np.array([3, 1, 0]), ["h"] * 3) == {"PE": (0, 0), "intra-node": (0, 1)}
+    # fake host names on one node of slots still make a network pair
+    assert _pairs(flat, np.array([0, 1, 2]), ["h", "h", "g"]) == {"PE": (0, 0), "intra-node": (0, 1),
+                                                                   "network": (0, 2)}
+
+
+def test_without_mpi4py_a_clear_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mpi4py", None)
+    with pytest.raises(MissingDependencyError, match=r"needs mpi4py .*pip install 'topomap-hpc\[mpi\]'"):
+        calibrate()
+
+
+# ------------------------------------------------------------------ under mpiexec
+
+def check_job(rows: list[dict], n: int) -> tuple[TimeModel, dict]:
+    (job,) = rows
+    assert len(job["models"]) == n
+    assert all(m == job["models"][0] for m in job["models"]), "every rank returns the same model"
+    model = TimeModel.from_dict(job["models"][0])
+    for name, link in model.classes.items():
+        assert 0 < link.alpha < 1e-2 and math.isfinite(link.alpha), (name, link)
+        assert 1e6 < link.bandwidth < 1e13 and math.isfinite(link.bandwidth), (name, link)
+    assert model.hop_latency == 0.0
+    for row in job["pingpong"]:
+        # the model's prediction of one message against a ping-pong timed apart from calibrate
+        ratio = row["predicted"] / row["measured"]
+        assert 0.2 < ratio < 5, row
+    return model, job
+
+
+def inside_class(job: dict) -> str:
+    """The class of ranks 0 and 1 on one host, from the job's own levels (the model module's rule)."""
+    names = job["level_names"]
+    level = job["level01"]
+    if any(t in n.lower() for n in names[1:level + 1] for t in ("package", "socket")):
+        return "intra-socket"
+    return "inter-socket" if any(t in n.lower() for n in names[1:] for t in ("package", "socket")) \
+        else "intra-node"
+
+
+def test_two_ranks_one_host():
+    model, job = check_job(results(run(2, "calibrate_job.py", "10", oversubscribe=False)), 2)
+    assert len(set(job["hosts"])) == 1
+    assert set(model.classes) == {"PE", inside_class(job)}        # no network class on one host
+
+
+def test_four_oversubscribed_ranks_one_host_then_two():
+    model, job = check_job(results(run(4, "calibrate_job.py", "10")), 4)
+    assert set(model.classes) == {"PE", inside_class(job)}
+    with pytest.raises(TimeModelError, match="no link class 'network'"):
+        model.level_classes(tm.machine("torus:2x2/4"))
+    merged = TimeModel.default().merged(model)
+    assert merged.classes["network"] == TimeModel.default().classes["network"]
+
+    model, job = check_job(results(run(4, "calibrate_job.py", "10", env={"TOPOMAP_MPI_HOSTS": "a*2,b*2"})), 4)
+    assert job["hosts"] == ["a", "a", "b", "b"]
+    assert set(model.classes) == {"PE", inside_class(job), "network"}
