@@ -10,6 +10,7 @@ from .machine import Allocation
 from .metrics import as_pattern, evaluate
 from .registry import map as run_mapper
 from .registry import methods as registered
+from .timemodel import TimeModel, predict
 
 __all__ = ["compare", "compare_rows", "MethodsSkipped", "NORMALIZED", "DEFAULT_METHODS"]
 
@@ -31,7 +32,8 @@ class MethodsSkipped(UserWarning):
 
 def compare_rows(pattern: Any, allocation: Allocation, methods: Sequence[str] | None = None,
                  normalize: str | None = "block", seed: int = 0, capacity: "int | str" = 1,
-                 weights: Sequence[float] = (1.0, 1.0, 1.0, 1.0)) -> tuple[list[dict], dict[str, str]]:
+                 weights: Sequence[float] = (1.0, 1.0, 1.0, 1.0), time: "bool | TimeModel" = False,
+                 bytes_scale: float = 1.0) -> tuple[list[dict], dict[str, str]]:
     """The rows of :func:`compare` as dicts, and the skipped default methods with the reason
     (``{method: message}``; always empty when ``methods`` are named).
 
@@ -52,6 +54,7 @@ def compare_rows(pattern: Any, allocation: Allocation, methods: Sequence[str] | 
         names = [normalize, *names]
     if not names:
         raise MappingError("compare needs at least one method")
+    model = _time_model(time)
     rows, skipped = [], {}
     for name in names:
         try:
@@ -62,21 +65,35 @@ def compare_rows(pattern: Any, allocation: Allocation, methods: Sequence[str] | 
             skipped[name] = str(exc)
             continue
         met = evaluate(pat, allocation, mp, weights=weights)
-        rows.append({"method": name, "seconds": mp.seconds, **met.to_dict()})
+        row = {"method": name, "seconds": mp.seconds, **met.to_dict()}
+        if model is not None:
+            row["predicted_time"] = predict(pat, allocation, mp, model, bytes_scale=bytes_scale).makespan
+        rows.append(row)
     if normalize is not None:
         base = next((r for r in rows if r["method"] == normalize), None)
         if base is None:
             raise MappingError(f"normalize={normalize!r} names no method that ran")
         for r in rows:
-            for k in NORMALIZED:
+            for k in NORMALIZED + (("predicted_time",) if model is not None else ()):
                 b = base[k]
                 r[f"{k}_norm"] = (r[k] / b) if b else (1.0 if r[k] == 0 else float("inf"))
     return rows, skipped
 
 
+def _time_model(time: "bool | TimeModel") -> TimeModel | None:
+    if isinstance(time, TimeModel):
+        return time
+    if time is True:
+        return TimeModel.default()
+    if time is False or time is None:
+        return None
+    raise MappingError(f"time must be True, False or a TimeModel, not {time!r}")
+
+
 def compare(pattern: Any, allocation: Allocation, methods: Sequence[str] | None = None,
             normalize: str | None = "block", seed: int = 0, capacity: "int | str" = 1,
-            weights: Sequence[float] = (1.0, 1.0, 1.0, 1.0)) -> Any:
+            weights: Sequence[float] = (1.0, 1.0, 1.0, 1.0), time: "bool | TimeModel" = False,
+            bytes_scale: float = 1.0) -> Any:
     """Run several mappers and tabulate every metric, one row per method.
 
     ``methods=None`` runs :data:`DEFAULT_METHODS`, skipping those that do
@@ -87,6 +104,10 @@ def compare(pattern: Any, allocation: Allocation, methods: Sequence[str] | None 
     With ``normalize="block"`` each metric in :data:`NORMALIZED` also gets a
     ``<metric>_norm`` column: its value divided by the named method's
     (the thesis's "normalised to the default mapping"; 1.0 when both are 0).
+    ``time=True`` (the default model) or a :class:`~topomap.timemodel.TimeModel`
+    adds ``predicted_time``: the seconds :func:`topomap.timemodel.predict`
+    gives one phase of the pattern (bytes times ``bytes_scale``), with
+    max-min link sharing; normalised as the other metrics.
 
     Returns a pandas DataFrame when pandas is installed, else a list of dicts.
 
@@ -97,8 +118,13 @@ def compare(pattern: Any, allocation: Allocation, methods: Sequence[str] | None 
     >>> rows = tm.compare(tm.generators.stencil_2d((8, 8)), alloc, ["block", "random"])
     >>> float(rows["hop_bytes_norm"].iloc[0])
     1.0
+    >>> rows, _ = compare_rows(tm.generators.stencil_2d((8, 8)), alloc, ["block", "greedy"], time=True,
+    ...                        bytes_scale=1e6)
+    >>> [round(r["predicted_time_norm"], 3) for r in rows]
+    [1.0, 0.118]
     """
-    rows, skipped = compare_rows(pattern, allocation, methods, normalize, seed, capacity, weights)
+    rows, skipped = compare_rows(pattern, allocation, methods, normalize, seed, capacity, weights, time,
+                                 bytes_scale)
     if skipped:
         warnings.warn("compare skipped methods that do not apply here: "
                       + "; ".join(f"{k} ({v})" for k, v in skipped.items()), MethodsSkipped, stacklevel=2)
