@@ -146,18 +146,22 @@ def _check_sizes(sizes: Any, repeats: Any, warmup: Any) -> tuple[tuple[int, ...]
 
 
 def _pairs(machine: Machine, pes: np.ndarray, hosts: Sequence[str]) -> dict[str, tuple[int, int]]:
-    """The first pair of ranks (in rank order) of every link class the job offers."""
-    names = TimeModel.default().level_classes(machine)
-    n = len(pes)
-    a, b = np.triu_indices(n, k=1)
-    level = machine.level_of(pes[a], pes[b]) if a.size else np.zeros(0, dtype=np.int64)
+    """The first pair of ranks (in rank order) of every link class the job offers, in that order."""
+    names = [*TimeModel.default().level_classes(machine), "network"]
+    host = np.unique(np.asarray(hosts), return_inverse=True)[1]
+    every = set(names[1:-1]) | ({"network"} if host.max(initial=0) > 0 else set())
     out: dict[str, tuple[int, int]] = {"PE": (0, 0)}
-    for i, j, lev in zip(a.tolist(), b.tolist(), level.tolist()):
-        name = names[int(lev)]
-        if hosts[i] != hosts[j]:
-            name = "network"       # fake host names (TOPOMAP_MPI_HOSTS) on a machine without a network level
-        out.setdefault(name, (i, j))
-    return out
+    # row by row (never all n^2 pairs at once), stopping once every class the job can have is found
+    for i in range(len(pes) - 1):
+        if every <= set(out):
+            break
+        cls = machine.level_of(np.full(len(pes) - i - 1, pes[i]), pes[i + 1:]).astype(np.int64)
+        # fake host names (TOPOMAP_MPI_HOSTS) may split a node of the machine: those pairs are network pairs
+        cls[host[i + 1:] != host[i]] = len(names) - 1
+        found, first = np.unique(cls, return_index=True)
+        for c, j in zip(found.tolist(), first.tolist()):
+            out.setdefault(names[c], (i, i + 1 + j))
+    return dict(sorted(out.items(), key=lambda kv: kv[1]))
 
 
 def _sleep_barrier(comm: Any) -> None:
@@ -211,8 +215,8 @@ def measure(comm: Any = None, sizes: Sequence[int] = SIZES, repeats: int = 20, w
     Returns
     -------
     list of PingPong
-        On every rank, in the order ``"PE"``, the classes inside a host,
-        ``"network"``.
+        On every rank, ``"PE"`` first, then the other classes in the rank
+        order of their pairs.
 
     Examples
     --------
