@@ -8,6 +8,7 @@ SimGrid skips where /usr/bin/python3 cannot ``import simgrid`` (Debian
 ``python3-simgrid``).
 """
 
+import functools
 import json
 import os
 import subprocess
@@ -17,8 +18,10 @@ import pytest
 
 import topomap as tm
 from topomap import MappingError, PatternError, TimeModelError, TopomapError
+from topomap.collectives import schedules
 from topomap.collectives.schedules import Schedule
 from topomap.export import simgrid
+from topomap.export.simgrid import SYNCS
 
 from test_export import SIMGRID_PY
 
@@ -188,3 +191,101 @@ def test_standalone_driver_runs_the_written_case(tmp_path):
     out = json.loads(res.stdout)
     assert out["makespan"] == pytest.approx(3.0, rel=1e-12)
     assert out["finish"] == [pytest.approx([1.5, 3.0, 3.0, 3.0], rel=1e-12)]
+
+
+# ------------------------------------------------------------------ the time model against SimGrid
+
+MACHINES = ("fattree:k=4,levels=3/1", "torus:4x4x4/1", "dragonfly:g=5,a=4,h=2,p=2/1", "gpc:/1")
+# one PE per node: every flow crosses the network, so SimGrid's loopback never carries one
+MODEL = {"classes": {"PE": (1e-7, 2e10), "network": (1e-6, 9e9)}, "link_bandwidth": 1.25e10, "hop_latency": 1e-7}
+NCASES = 56
+
+
+@functools.lru_cache(maxsize=None)
+def machine(spec):
+    return tm.machine(spec)
+
+
+def random_stages(rng, n, nflows, nstages):
+    """``nstages`` patterns over ``n`` ranks with about ``nflows`` flows in all, log-uniform sizes 100 B-4 MB."""
+    stages = []
+    for k in range(nstages):
+        want = max(1, nflows // nstages)
+        pairs = rng.choice(n * (n - 1), size=min(want, n * (n - 1)), replace=False)
+        src, off = np.divmod(pairs, n - 1)
+        dst = off + (off >= src)                                   # skip the diagonal
+        size = np.rint(10 ** rng.uniform(2, 6.6, src.size))
+        stages.append(tm.Pattern.from_edges(src, dst, size, n=n))
+    return stages
+
+
+def random_case(seed):
+    """Case ``seed``: machine, work (one phase, random stages or a collective), placement, sync, iterations."""
+    rng = np.random.default_rng(seed)
+    spec = MACHINES[seed % len(MACHINES)]
+    m = machine(spec)
+    n = int(rng.integers(16, min(m.npes, 96) + 1))
+    kind = ("phase", "stages", "collective")[(seed // len(MACHINES)) % 3]
+    if kind == "phase":
+        work = random_stages(rng, n, int(rng.integers(16, 513)), 1)[0]
+    elif kind == "stages":
+        stages = random_stages(rng, n, int(rng.integers(16, 513)), int(rng.integers(2, 5)))
+        work = Schedule("random", tuple(stages), stages[0])      # total unused by the simulators
+    else:
+        size = float(np.rint(10 ** rng.uniform(2, 6)))
+        n, work = [(32, schedules.recursive_doubling(32, size)), (16, schedules.ring_allgather(16, size)),
+                   (32, schedules.bruck(32, size, op="alltoall")), (32, schedules.binomial_bcast(32, size))][
+            int(rng.integers(4))]
+    policy = ("contiguous", "random")[seed % 2]
+    alloc = m.allocate(n, policy=policy, seed=seed)
+    mapping = alloc.pes if rng.random() < 0.5 else rng.permutation(alloc.pes)    # block or random
+    sync = ("barrier", "ranks")[(seed // 2) % 2]
+    return spec, work, alloc, mapping, sync, int(rng.integers(1, 3))
+
+
+def simgrid_of(case, model):
+    """The case replayed in SimGrid with the model's parameters (every flow in class "network")."""
+    _, work, alloc, mapping, sync, iterations = case
+    alpha, rate = model.classes["network"].alpha, model.classes["network"].bandwidth
+    return simgrid.replay(work, alloc, mapping, bandwidth=model.link_bandwidth, latency=model.hop_latency,
+                          alpha=alpha, rate=rate, sync=sync, iterations=iterations, python=SIMGRID_PY)
+
+
+def test_random_cases_cover_what_the_issue_asks():
+    cases = [random_case(seed) for seed in range(NCASES)]
+    nflows = [simgrid.flows(c[1])["src"].size for c in cases]
+    assert min(nflows) >= 16 and max(nflows) <= 512
+    assert {c[0] for c in cases} == set(MACHINES)
+    assert {(c[4], isinstance(c[1], tm.Pattern)) for c in cases} == {(s, p) for s in SYNCS for p in (True, False)}
+    assert {c[5] for c in cases} == {1, 2}
+
+
+@needs_simgrid
+@pytest.mark.parametrize("seed", range(NCASES))
+def test_time_model_matches_simgrid(seed):
+    from topomap.timemodel import TimeModel, predict
+
+    case = random_case(seed)
+    spec, work, alloc, mapping, sync, iterations = case
+    model = TimeModel(**MODEL)
+    mine = predict(work, alloc, mapping, model, sync=sync, iterations=iterations)
+    sg = simgrid_of(case, model)
+    for key in ("src", "dst", "stage"):
+        assert np.array_equal(mine.messages[key], sg.messages[key]), key
+    assert np.array_equal(mine.messages["bytes"], sg.messages["bytes"])      # whole bytes in every case
+    assert mine.makespan == pytest.approx(sg.makespan, rel=0.01)
+    assert mine.finish == pytest.approx(sg.finish, rel=0.01)
+    # what is observed, far inside the issue's 1 %: SimGrid dates to 1e-13 s, topomap merges events 1e-11 apart
+    assert np.abs(mine.finish / sg.finish - 1).max() < 1e-6, (spec, sync)
+
+
+@needs_simgrid
+@pytest.mark.parametrize("sync, want", [("barrier", [1.0, 1.1]), ("ranks", [1.0, 0.1])])
+def test_a_later_stage_receive_that_ends_first_keeps_its_time(sync, want):
+    # rank 1 receives 0->1 (1 GB) in stage 0 and 2->1 (0.1 GB) in stage 1; rank 2 has nothing in
+    # stage 0, so under "ranks" 2->1 leaves at 0 and ends at 0.1 while rank 1 still waits for 0->1
+    st0 = tm.Pattern.from_edges([0], [1], [GB], n=4)
+    st1 = tm.Pattern.from_edges([2], [1], [GB // 10], n=4)
+    work = Schedule("late", (st0, st1), st0)
+    r = simgrid.replay(work, tm.machine("mesh:4/1"), bandwidth=GB, latency=0.0, sync=sync, python=SIMGRID_PY)
+    assert r.finish[0] == pytest.approx(want, rel=1e-12)

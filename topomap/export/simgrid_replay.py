@@ -153,7 +153,9 @@ class Replay:
                 comms = [c for _, c, _ in waiting]
                 k = Comm.wait_any_for(comms, pending[0][0] - Engine.clock) if pending else Comm.wait_any(comms)
                 if k >= 0:
-                    self.finish[i][waiting[k][0]] = Engine.clock
+                    # not the clock: in "ranks" a receive of a later stage may have ended while this
+                    # rank still waited for an earlier one
+                    self.finish[i][waiting[k][0]] = waiting[k][1].finish_time
                     waiting[k] = waiting[-1]
                     waiting.pop()
             if self.barrier is not None:
