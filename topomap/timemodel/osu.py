@@ -40,14 +40,24 @@ after it, every line must be a comment or a data row.
 
 Examples
 --------
+>>> import os, tempfile
 >>> import topomap as tm
 >>> from topomap.timemodel.osu import read_osu
->>> network = read_osu(latency="tests/data/osu/v5.8_latency.txt", bandwidth="tests/data/osu/v5.8_bw.txt")
+>>> d = tempfile.mkdtemp()
+>>> with open(os.path.join(d, "lat.txt"), "w") as fh:
+...     _ = fh.write("# OSU MPI Latency Test v7.3\\n# Size          Latency (us)\\n# Datatype: MPI_CHAR.\\n"
+...                  "0 1.50\\n8 1.52\\n64 1.60\\n1048576 85.0\\n2097152 168.0\\n")
+>>> with open(os.path.join(d, "bw.txt"), "w") as fh:
+...     _ = fh.write("# OSU MPI Bandwidth Test v7.3\\n# Size      Bandwidth (MB/s)\\n# Datatype: MPI_CHAR.\\n"
+...                  "1 3.10\\n1048576 12100.00\\n2097152 12300.00\\n4194304 12350.00\\n")
+>>> network = read_osu(os.path.join(d, "lat.txt"), os.path.join(d, "bw.txt"))
 >>> network
-LinkClass(alpha=1.62e-06, bandwidth=24318090000.0)
+LinkClass(alpha=1.52e-06, bandwidth=12300000000.0)
 >>> model = tm.timemodel.TimeModel.default().merged({"network": network})
 >>> model.classes["network"] == network
 True
+>>> round(read_osu(os.path.join(d, "lat.txt")).bandwidth / 1e9, 2)     # from the latencies alone
+12.63
 """
 
 from __future__ import annotations
@@ -120,9 +130,17 @@ def read_osu_table(path: "str | os.PathLike[str]") -> OsuTable:
 
     Examples
     --------
-    >>> t = read_osu_table("tests/data/osu/v7.5.2_mbw_mr.txt")
-    >>> t.kind, t.version, t.pairs, int(t.sizes[-1]), float(t.values[-1])
-    ('mbw_mr', '7.5.2', 4, 4194304, 193713.41)
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "mbw_mr.txt")
+    >>> with open(path, "w") as fh:
+    ...     _ = fh.write("# OSU MPI Multiple Bandwidth / Message Rate Test v7.5.2\\n"
+    ...                  "# [ pairs: 4 ] [ window size: 64 ]\\n# Datatype: MPI_CHAR.\\n"
+    ...                  "# Size                  MB/s        Messages/s\\n"
+    ...                  "1                       5.71        5711864.23\\n"
+    ...                  "4194304            193713.41          46184.88\\n")
+    >>> t = read_osu_table(path)
+    >>> t.kind, t.version, t.pairs, t.sizes.tolist(), float(t.bandwidth()[-1])     # one pair's bytes/s
+    ('mbw_mr', '7.5.2', 4, [1, 4194304], 48428352500.0)
     """
     where = os.fspath(path)
     try:
@@ -222,13 +240,11 @@ def read_osu(latency: "str | os.PathLike[str]", bandwidth: "str | os.PathLike[st
 
     Examples
     --------
-    >>> link = read_osu("tests/data/osu/v5.8_latency.txt")        # bandwidth from the large latencies
-    >>> round(link.alpha * 1e6, 2), round(link.bandwidth / 1e9, 1)
-    (1.62, 24.5)
+    See the module docstring.
     """
     lat = read_osu_table(latency)
     _expect(lat, ("latency",), "latency")
-    seconds = lat.values * 1e-6
+    seconds = lat.values / 1e6
     alpha = _median_of(lat, lat.sizes <= small, seconds, f"<= {small} bytes")
     if bandwidth is not None:
         bw = read_osu_table(bandwidth)
