@@ -26,6 +26,14 @@ typedef struct {
     int64_t inst;
 } start_entry;
 
+/* A transfer under way: rem bytes were left at time t0 (when its rate last
+   changed); at its current rate it ends at tfin. */
+typedef struct {
+    int64_t inst;
+    double rem, t0, tfin;
+    int32_t f;
+} transfer;
+
 typedef struct {
     const topomap_flows *fl;
     const topomap_flowsim_options *opt;
@@ -37,9 +45,9 @@ typedef struct {
     int32_t F, S, G; /* G = iterations * S */
     double *finish;
     /* transfers under way */
-    int64_t nact, act_cap, *act_inst;
-    int32_t *act_flow;
-    double *act_rem;
+    int64_t nact, act_cap;
+    transfer *act;
+    double *old_rate; /* per flow: its rate before a re-share */
     int64_t *fin_inst; /* scratch of one event: the instances that finish */
     /* releases waiting for their latency */
     start_entry *starts;
@@ -290,43 +298,49 @@ static int finished(sim *s, int64_t inst, int32_t f, double now)
 
 /* ---- the event loop ---- */
 
-static int add_transfer(sim *s, int64_t inst, int32_t f)
+static int add_transfer(sim *s, int64_t inst, int32_t f, double now)
 {
     if (s->nact == s->act_cap) {
         int64_t cap = s->act_cap ? 2 * s->act_cap : 1024;
-        int64_t *pi = realloc(s->act_inst, (size_t)cap * sizeof *pi);
-        if (pi) s->act_inst = pi;
-        int32_t *pf = realloc(s->act_flow, (size_t)cap * sizeof *pf);
-        if (pf) s->act_flow = pf;
-        double *pr = realloc(s->act_rem, (size_t)cap * sizeof *pr);
-        if (pr) s->act_rem = pr;
+        transfer *pa = realloc(s->act, (size_t)cap * sizeof *pa);
+        if (pa) s->act = pa;
         int64_t *pn = realloc(s->fin_inst, (size_t)cap * sizeof *pn);
         if (pn) s->fin_inst = pn;
-        if (!pi || !pf || !pr || !pn) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator's transfers");
+        if (!pa || !pn) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator's transfers");
         s->act_cap = cap;
     }
-    s->act_inst[s->nact] = inst;
-    s->act_flow[s->nact] = f;
-    s->act_rem[s->nact++] = s->fl->bytes[f];
+    double b = s->fl->bytes[f];
+    /* without sharing the rate is known now; with it, the re-share after this event sets tfin */
+    s->act[s->nact++] = (transfer){inst, b, now, now + b / s->bound[f], f};
     s->sh.mult[f]++;
     return TOPOMAP_OK;
 }
 
 /* Re-share after an event: every transferring flow when some arrived, else
-   those at least as fast as the slowest that left. */
-static void reshare(sim *s, int arrived, double slowest)
+   those at least as fast as the slowest that left; then the transfers of
+   the flows whose rate changed get their new finish times. */
+static void reshare(sim *s, int arrived, double slowest, double now)
 {
     topomap_i_share *sh = &s->sh;
     double thr = arrived ? 0 : slowest * (1 - 1e-9);
     int32_t nu = 0;
     topomap_i_share_begin(sh);
     for (int64_t k = 0; k < s->nact; k++) {
-        int32_t f = s->act_flow[k];
-        if ((arrived || sh->rate[f] >= thr) && topomap_i_share_take(sh, f)) s->ubuf[nu++] = f;
+        int32_t f = s->act[k].f;
+        if ((arrived || sh->rate[f] >= thr) && topomap_i_share_take(sh, f)) {
+            s->ubuf[nu++] = f;
+            s->old_rate[f] = sh->rate[f];
+        }
     }
-    if (nu) {
-        topomap_i_share_fill(sh, s->ubuf, nu, arrived);
-        s->recomputes++;
+    if (!nu) return;
+    topomap_i_share_fill(sh, s->ubuf, nu, arrived);
+    s->recomputes++;
+    for (int64_t k = 0; k < s->nact; k++) {
+        transfer *t = &s->act[k];
+        if (!topomap_i_share_taken(sh, t->f) || (t->t0 < now && s->old_rate[t->f] == sh->rate[t->f])) continue;
+        t->rem = fmax(t->rem - s->old_rate[t->f] * (now - t->t0), 0);
+        t->t0 = now;
+        t->tfin = now + t->rem / sh->rate[t->f];
     }
 }
 
@@ -335,43 +349,33 @@ static void depart(sim *s, int32_t f)
 {
     topomap_i_share *sh = &s->sh;
     sh->mult[f]--;
+    if (!s->opt->share) return;
     for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++) sh->load[s->rlinks[k]] -= sh->rate[f];
 }
 
 static int run_events(sim *s, const topomap_run_options *run)
 {
     const double *bytes = s->fl->bytes;
-    int share = s->opt->share != 0;
     double now = 0;
     int rc = schedule_start(s);
     while (!rc) {
         double T = INFINITY;
-        const double *rate = s->sh.rate;
-        for (int64_t k = 0; k < s->nact; k++) T = fmin(T, now + s->act_rem[k] / rate[s->act_flow[k]]);
+        for (int64_t k = 0; k < s->nact; k++) T = fmin(T, s->act[k].tfin);
         if (s->nstarts) T = fmin(T, s->starts[0].t);
         if (isinf(T)) break;
-        double lim = T + BATCH_TOL * T, dt = T - now, slowest = INFINITY;
+        double lim = T + BATCH_TOL * T, slowest = INFINITY;
         int64_t kept = 0, nfin = 0;
         for (int64_t k = 0; k < s->nact; k++) {
-            int32_t f = s->act_flow[k];
-            int64_t inst = s->act_inst[k];
-            double rem = s->act_rem[k];
-            if (now + rem / rate[f] <= lim) {
-                s->fin_inst[nfin++] = inst;
-                continue;
-            }
-            s->act_inst[kept] = inst;
-            s->act_flow[kept] = f;
-            s->act_rem[kept++] = rem - rate[f] * dt;
+            if (s->act[k].tfin <= lim) s->fin_inst[nfin++] = s->act[k].inst;
+            else s->act[kept++] = s->act[k];
         }
         now = T;
         s->events++;
         s->nact = kept;
         for (int64_t j = 0; j < nfin && !rc; j++) {
             int32_t f = (int32_t)(s->fin_inst[j] % s->F);
-            slowest = fmin(slowest, rate[f]);
-            if (share) depart(s, f);
-            else s->sh.mult[f]--;
+            slowest = fmin(slowest, s->sh.rate[f]);
+            depart(s, f);
             rc = finished(s, s->fin_inst[j], f, now);
         }
         int arrived = 0;
@@ -381,12 +385,12 @@ static int run_events(sim *s, const topomap_run_options *run)
             if (bytes[f] == 0) {
                 rc = finished(s, e.inst, f, now);
             } else {
-                rc = add_transfer(s, e.inst, f);
+                rc = add_transfer(s, e.inst, f, now);
                 arrived = 1;
-                if (!share) s->sh.rate[f] = s->bound[f];
+                if (!s->opt->share) s->sh.rate[f] = s->bound[f];
             }
         }
-        if (!rc && share && (arrived || nfin)) reshare(s, arrived, slowest);
+        if (!rc && s->opt->share && (arrived || nfin)) reshare(s, arrived, slowest, now);
         if (!rc && run && run->progress && (s->events & 63) == 0 &&
             run->progress(run->progress_ctx, (double)s->done / (double)s->total))
             rc = topomap_i_fail(TOPOMAP_ECANCELED, "flow simulation cancelled");
@@ -403,9 +407,8 @@ static void sim_free(sim *s)
     free(s->rptr);
     free(s->rlinks);
     free(s->bound);
-    free(s->act_inst);
-    free(s->act_flow);
-    free(s->act_rem);
+    free(s->act);
+    free(s->old_rate);
     free(s->fin_inst);
     free(s->starts);
     free(s->gptr);
@@ -451,7 +454,8 @@ int topomap_flowsim(const topomap_machine *m, const topomap_flows *flows, const 
     if (!rc) rc = topomap_i_share_init(&s.sh, &s.routes);
     if (!rc) {
         s.ubuf = malloc(((size_t)s.F + 1) * sizeof *s.ubuf);
-        if (!s.ubuf) rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator");
+        s.old_rate = malloc(((size_t)s.F + 1) * sizeof *s.old_rate);
+        if (!s.ubuf || !s.old_rate) rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator");
     }
     if (!rc) rc = run_events(&s, run);
     if (!rc) {

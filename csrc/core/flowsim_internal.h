@@ -40,6 +40,8 @@ void topomap_i_share_free(topomap_i_share *s);
 /* Mark flow f as a member of the set being allocated; returns 1 the first
    time in this allocation. */
 int topomap_i_share_take(topomap_i_share *s, int32_t f);
+/* 1 if flow f is in the set of this allocation. */
+static inline int topomap_i_share_taken(const topomap_i_share *s, int32_t f) { return s->flow_mark[f] == s->epoch; }
 /* Start collecting a new set (forgets the marks of the last one). */
 void topomap_i_share_begin(topomap_i_share *s);
 /* Give the nu flows u[] their max-min fair rates.  full: u holds every
