@@ -314,6 +314,9 @@ def test_cli_export_goal(tmp_path, capsys):
     (["export", "goal", "ring_allgather:4", "-o", "-", "--format", "dot"], "no --format or --pattern"),
     (["export", "goal", "nosuch.csv", "-o", "-"], "nosuch.csv: no such pattern file"),
     (["export", "torus:2x2", "-o", "-"], "export of a machine needs --format"),
+    (["export", "torus:2x2", "--format", "torus", "-o", "-", "--iterations", "3"],
+     "--iterations is an option of 'export goal'"),
+    (["export", "goal", "ring_allgather:4", "-o", "-", "--iterations", "0"], "iterations = 0 must be an integer >= 1"),
     (["export", "torus:2x2", "ring_allgather:4", "--format", "torus", "-o", "-"],
      "unexpected argument 'ring_allgather:4'"),
 ])

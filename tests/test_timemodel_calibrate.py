@@ -73,6 +73,23 @@ def test_pairs_follow_the_binding_levels():
                                                                    "network": (0, 2)}
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    ({"sizes": (0,)}, "sizes needs at least two different sizes >= 0"),
+    ({"sizes": (0, -8)}, "sizes needs at least two different sizes >= 0"),
+    ({"sizes": (0, 8.5)}, "sizes must be whole numbers of bytes"),
+    ({"repeats": 0}, "repeats must be an integer >= 1"),
+    ({"warmup": -1}, "warmup must be an integer >= 0"),
+    ({"hop_latency": -1.0}, "hop_latency must be a non-negative"),
+    ({"link_bandwidth": 0.0}, "link_bandwidth must be a positive"),
+])
+def test_bad_arguments_fail_before_measuring(kwargs, message):
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed: pip install 'topomap-hpc[mpi]'")
+    from mpi4py import MPI
+    from topomap.mpi import CollectiveError
+    with pytest.raises(CollectiveError, match=f"calibrate: rank 0: {message}"):
+        calibrate(MPI.COMM_SELF, **kwargs)
+
+
 def test_without_mpi4py_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "mpi4py", None)
     with pytest.raises(MissingDependencyError, match=r"needs mpi4py .*pip install 'topomap-hpc\[mpi\]'"):

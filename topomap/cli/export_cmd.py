@@ -82,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
         return _goal(args)
     if args.work is not None:
         raise MappingError(f"unexpected argument {args.work!r}: only 'export goal' takes a second one")
+    if args.iterations != 1:
+        raise MappingError("--iterations is an option of 'export goal', not of a machine export")
     fmt = args.format
     if fmt is None:
         raise MappingError(f"export of a machine needs --format ({', '.join(FORMATS)})")

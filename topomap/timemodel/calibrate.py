@@ -278,6 +278,12 @@ def calibrate(comm: Any = None, sizes: Sequence[int] = SIZES, repeats: int = 20,
     """
     MPI = mpi()
     comm = MPI.COMM_WORLD if comm is None else comm
+    try:        # the model's own checks of these two, before minutes of measuring
+        TimeModel({"PE": (0.0, 1.0)}, link_bandwidth=link_bandwidth, hop_latency=hop_latency)
+        error = None
+    except TimeModelError as exc:
+        error = str(exc)
+    agree(comm, error, "calibrate")
     measured = measure(comm, sizes, repeats, warmup, machine=machine, hosts=hosts)
 
     def build() -> dict:
