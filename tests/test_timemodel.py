@@ -237,3 +237,47 @@ def test_sweep_finds_where_congestion_starts_to_matter():
     assert crossover(rows, "greedy", threshold=0.1) is None
     with pytest.raises(TimeModelError, match="baseline"):
         sweep(pat, alloc, maps, baseline="random")
+
+
+# ---------------------------------------------------------------- command line
+def cli(capsys, *argv):
+    from topomap.cli import main
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_cli_eval_time_matches_predict(capsys, tmp_path):
+    rc, out, _ = cli(capsys, "eval", "stencil2d:8x8", "torus:4x4/4", "--method", "greedy", "--time",
+                     "--bytes-scale", "65536", "--json")
+    assert rc == 0
+    got = json.loads(out)
+    alloc = tm.machine("torus:4x4/4").allocate(64)
+    pat = tm.generators.stencil_2d((8, 8))
+    want = predict(pat, alloc, tm.map(pat, alloc, method="greedy"), bytes_scale=65536)
+    assert got["predicted_time"] == pytest.approx(want.makespan)
+    assert got["predicted_bottleneck_link"] == int(want.bottleneck[0])
+    path = tmp_path / "slow.json"
+    path.write_text(TimeModel.default().merged({"network": (1e-3, 1e10)}).to_json())
+    rc, out, _ = cli(capsys, "eval", "stencil2d:8x8", "torus:4x4/4", "--time", "--time-model", str(path), "--json")
+    assert rc == 0 and json.loads(out)["predicted_time"] > 1e-3
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--bytes-scale", "2"], "need --time"),
+    (["--time", "--bytes-scale", "-1"], "bytes-scale must be a positive"),
+    (["--time", "--time-model", "/nonexistent/model.json"], "cannot read time model"),
+])
+def test_cli_eval_time_errors(capsys, argv, message):
+    rc, _, err = cli(capsys, "eval", "stencil2d:4x4", "torus:4x4", *argv)
+    assert rc == 2 and message in err and "Traceback" not in err
+
+
+def test_cli_compare_time_column(capsys):
+    rc, out, _ = cli(capsys, "compare", "stencil2d:8x8", "torus:4x4/4", "--methods", "block,greedy", "--time",
+                     "--bytes-scale", "65536", "--json")
+    assert rc == 0
+    rows = {r["method"]: r for r in json.loads(out)}
+    assert rows["greedy"]["predicted_time_norm"] == pytest.approx(0.1284, abs=1e-3)
+    rc, out, _ = cli(capsys, "compare", "stencil2d:8x8", "torus:4x4/4", "--methods", "block,greedy", "--time")
+    assert rc == 0 and "predicted/block" in out

@@ -14,6 +14,7 @@ from ..io.atomic import atomic_write
 from ..registry import methods
 from .common import add_placement_arguments, job, table
 from .map_cmd import METRIC_COLUMNS
+from .time_args import add_time_arguments, time_model
 
 
 def _seeds(text: str) -> list[int]:
@@ -34,10 +35,15 @@ def run(args: argparse.Namespace) -> int:
                            if unknown else "--methods names no method")
     normalize = None if args.normalize.lower() == "none" else args.normalize
     seeds = _seeds(args.seeds) if args.seeds else [args.seed]
+    model = time_model(args)
+    if model is not None and (args.time_method, args.sync, args.iterations) != ("flow", "barrier", 1):
+        raise MappingError("compare --time predicts one phase with the flow model; "
+                           "use topomap eval for --time-method, --sync and --iterations")
     pat, alloc = job(args)
     rows, skipped = [], {}
     for seed in seeds:
-        done, skipped = compare_rows(pat, alloc, names, normalize=normalize, seed=seed, capacity=args.capacity)
+        done, skipped = compare_rows(pat, alloc, names, normalize=normalize, seed=seed, capacity=args.capacity,
+                                     time=model or False, bytes_scale=args.bytes_scale)
         for r in done:
             rows.append({"method": r["method"], "seed": seed, **{k: v for k, v in r.items() if k != "method"}})
     for name, why in skipped.items():
@@ -52,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     suffix = "_norm" if normalize else ""
     cols = [(k if k == "seconds" else k + suffix, h if k == "seconds" or not normalize else f"{h}/{normalize}")
-            for k, h in METRIC_COLUMNS]
+            for k, h in METRIC_COLUMNS + ([("predicted_time", "predicted")] if model is not None else [])]
     shown = [("method", "method")] + ([("seed", "seed")] if len(seeds) > 1 else []) + cols
     print(table([{h: r[k] for k, h in shown} for r in rows],
                 [("method", "{}")] + [(h, "{}" if h == "seed" else "{:.4g}") for k, h in shown[1:]]))
@@ -71,4 +77,5 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--normalize", default="block", help="divide the metrics by this method's (default block; none)")
     p.add_argument("--seeds", help="comma-separated mapper seeds, one row per method and seed (default --seed)")
     p.add_argument("--csv", help="also write every row (raw and normalised metrics) to this CSV file")
+    add_time_arguments(p)
     p.set_defaults(func=run)
