@@ -220,8 +220,10 @@ def test_compare_with_time():
     assert by["block"]["predicted_time"] == predict(pat, alloc, tm.map(pat, alloc, method="block"),
                                                     bytes_scale=1e6).makespan
     assert "predicted_time" not in compare_rows(pat, alloc, ["block"])[0][0]
-    with pytest.raises(tm.MappingError, match="time must be"):
+    with pytest.raises(TimeModelError, match="cannot read time model yes"):
         compare_rows(pat, alloc, ["block"], time="yes")
+    with pytest.raises(TimeModelError, match="time must be"):
+        compare_rows(pat, alloc, ["block"], time=3)
 
 
 def test_sweep_finds_where_congestion_starts_to_matter():
@@ -281,3 +283,22 @@ def test_cli_compare_time_column(capsys):
     assert rows["greedy"]["predicted_time_norm"] == pytest.approx(0.1284, abs=1e-3)
     rc, out, _ = cli(capsys, "compare", "stencil2d:8x8", "torus:4x4/4", "--methods", "block,greedy", "--time")
     assert rc == 0 and "predicted/block" in out
+
+
+def test_grid_predicts_and_resumes_only_with_the_same_model(tmp_path):
+    from topomap.experiments import run_grid
+    out = tmp_path / "grid.csv"
+    df = run_grid({"halo": "stencil2d:8x8"}, ["torus:4x4/4"], ["block", "greedy"], progress=False, out=out,
+                  time=True, bytes_scale=65536)
+    by = df.set_index("method")
+    assert by.loc["greedy", "predicted_time_norm"] == pytest.approx(0.1284, abs=1e-3)
+    alloc = tm.machine("torus:4x4/4").allocate(64)
+    pat = tm.generators.stencil_2d((8, 8))
+    assert by.loc["block", "predicted_time"] == pytest.approx(
+        predict(pat, alloc, tm.map(pat, alloc, method="block"), bytes_scale=65536).makespan)
+    slow = TimeModel.default().merged({"network": (1e-3, 1e10)})
+    again = run_grid({"halo": "stencil2d:8x8"}, ["torus:4x4/4"], ["block", "greedy"], progress=False, out=out,
+                     time=slow, bytes_scale=65536)
+    assert (again["predicted_time"] > 1e-3).all()          # rerun with the new model, not reused
+    assert "predicted_time" not in run_grid({"halo": "stencil2d:4x4"}, ["torus:4x4"], ["block"],
+                                            progress=False).columns

@@ -10,7 +10,7 @@ from .machine import Allocation
 from .metrics import as_pattern, evaluate
 from .registry import map as run_mapper
 from .registry import methods as registered
-from .timemodel import TimeModel, predict
+from .timemodel import TimeModel, as_time_model, predict
 
 __all__ = ["compare", "compare_rows", "MethodsSkipped", "NORMALIZED", "DEFAULT_METHODS"]
 
@@ -54,7 +54,7 @@ def compare_rows(pattern: Any, allocation: Allocation, methods: Sequence[str] | 
         names = [normalize, *names]
     if not names:
         raise MappingError("compare needs at least one method")
-    model = _time_model(time)
+    model = as_time_model(time)
     rows, skipped = [], {}
     for name in names:
         try:
@@ -78,16 +78,6 @@ def compare_rows(pattern: Any, allocation: Allocation, methods: Sequence[str] | 
                 b = base[k]
                 r[f"{k}_norm"] = (r[k] / b) if b else (1.0 if r[k] == 0 else float("inf"))
     return rows, skipped
-
-
-def _time_model(time: "bool | TimeModel") -> TimeModel | None:
-    if isinstance(time, TimeModel):
-        return time
-    if time is True:
-        return TimeModel.default()
-    if time is False or time is None:
-        return None
-    raise MappingError(f"time must be True, False or a TimeModel, not {time!r}")
 
 
 def compare(pattern: Any, allocation: Allocation, methods: Sequence[str] | None = None,

@@ -21,6 +21,7 @@ from ..metrics import as_pattern, evaluate
 from ..pattern import Pattern
 from ..registry import map as run_mapper
 from ..registry import methods as registered
+from ..timemodel import TimeModel, as_time_model, predict
 from ..networks.spec import machine as build_machine
 from .progress import progress_bar
 from .results import KEY, STRING_COLUMNS, file_format, load, normalize, pandas, save
@@ -205,7 +206,8 @@ def _error_text(exc: BaseException) -> str:
 def run_grid(patterns: Any, machines: Any, methods: Any = None, *, seeds: "int | Iterable[int]" = (0,),
              allocations: Any = ("contiguous",), baseline: Any = "block", capacity: int = 1,
              weights: Sequence[float] = (1.0, 1.0, 1.0, 1.0), out: "str | os.PathLike[str] | None" = None,
-             resume: bool = True, progress: bool = True, fail_fast: bool = False) -> Any:
+             resume: bool = True, progress: bool = True, fail_fast: bool = False,
+             time: "bool | TimeModel" = False, bytes_scale: float = 1.0) -> Any:
     """Map every pattern on every machine, allocation and seed with every method.
 
     One row per run, with every metric of :func:`topomap.evaluate`, each
@@ -259,6 +261,14 @@ def run_grid(patterns: Any, machines: Any, methods: Any = None, *, seeds: "int |
     fail_fast : bool
         Raise the first error instead of recording it in the row's ``status``
         (``"ok"`` or ``"error"``) and ``error`` columns.
+    time : bool or TimeModel
+        Also predict one phase of each pattern in seconds
+        (:func:`topomap.timemodel.predict`; True = the default model): a
+        ``predicted_time`` column, normalised like the metrics, and a
+        ``time_model`` column (the model's JSON and ``bytes_scale``) so that
+        a resumed grid reuses only rows predicted with the same model.
+    bytes_scale : float
+        Multiplies every message's bytes for the prediction.
 
     Returns
     -------
@@ -319,6 +329,11 @@ def run_grid(patterns: Any, machines: Any, methods: Any = None, *, seeds: "int |
     if len(weights) != 4 or not all(np.isfinite(w) and w >= 0 for w in weights):
         raise MappingError(f"weights must be 4 finite non-negative numbers (HB, MC, NZCA, NZCV), got {given!r}")
     weights_text = ",".join(f"{w:g}" for w in weights)
+    model = as_time_model(time)
+    if model is not None and (not np.isfinite(bytes_scale) or bytes_scale <= 0):
+        raise MappingError(f"bytes_scale must be a positive finite number, got {bytes_scale!r}")
+    time_text = None if model is None else json.dumps({"model": model.to_dict(), "bytes_scale": float(bytes_scale)},
+                                                      sort_keys=True)
 
     out_path = None if out is None else os.fspath(out)
     if out_path is not None:
@@ -327,7 +342,7 @@ def run_grid(patterns: Any, machines: Any, methods: Any = None, *, seeds: "int |
     done: dict[tuple, dict] = {}
     if previous is not None and len(previous):
         for row in previous.to_dict("records"):
-            if row.get("status") == "ok":
+            if row.get("status") == "ok" and (time_text is None or row.get("time_model") == time_text):
                 done[_key(row)] = row
 
     grid = _Grid(pd, previous, out_path, base)
@@ -360,7 +375,7 @@ def run_grid(patterns: Any, machines: Any, methods: Any = None, *, seeds: "int |
                             row = {"pattern": plabel, "machine": mlabel, "allocation": aspec.label,
                                    "method": meth.label, "options": meth.options_json, "seed": int(seed),
                                    "capacity": int(capacity), "weights": weights_text, "method_name": meth.name,
-                                   **pinfo, **minfo}
+                                   **pinfo, **minfo, **({} if time_text is None else {"time_model": time_text})}
                             bar.set_postfix_str(f"{plabel} {mlabel} {aspec.label} {meth.label} seed={seed}")
                             key = _key(row)
                             if key in done:
@@ -368,7 +383,8 @@ def run_grid(patterns: Any, machines: Any, methods: Any = None, *, seeds: "int |
                             else:
                                 if aerr is not None and fail_fast:
                                     raise aerr
-                                grid.add(_run(row, pat, alloc, meth, aerr, weights, fail_fast))
+                                grid.add(_run(row, pat, alloc, meth, aerr, weights, fail_fast, model,
+                                              float(bytes_scale)))
                             bar.update()
                             grid.maybe_save()
     except KeyboardInterrupt:
@@ -395,7 +411,7 @@ def _key(row: MappingABC) -> tuple:
 
 
 def _run(row: dict, pat: Pattern | None, alloc: Allocation | None, meth: MethodSpec, setup_error: Any,
-         weights: tuple, fail_fast: bool) -> dict:
+         weights: tuple, fail_fast: bool, model: TimeModel | None, bytes_scale: float) -> dict:
     row = dict(row)
     if alloc is not None:
         row["nodes"] = len(alloc.nodes())
@@ -406,6 +422,8 @@ def _run(row: dict, pat: Pattern | None, alloc: Allocation | None, meth: MethodS
         met = evaluate(pat, alloc, mp, weights=weights)
         row.update(status="ok", error="", seconds=mp.seconds,
                    method_options=json.dumps(mp.options, sort_keys=True, default=str), **met.to_dict())
+        if model is not None:
+            row["predicted_time"] = predict(pat, alloc, mp, model, bytes_scale=bytes_scale).makespan
     except Exception as exc:
         if fail_fast:
             raise

@@ -68,7 +68,7 @@ def normalize(df: Any, baseline: str) -> Any:
     """
     pd = pandas()
     out = df.copy()
-    metrics = [m for m in NORMALIZED if m in out.columns]
+    metrics = [m for m in (*NORMALIZED, "predicted_time") if m in out.columns]
     for m in metrics:
         out[f"{m}_norm"] = np.nan
     if out.empty or not metrics:

@@ -11,9 +11,9 @@ Examples
 [90.23, 11.59]
 """
 
-from .model import DEFAULT_CLASSES, LinkClass, LogGP, TimeModel
+from .model import DEFAULT_CLASSES, LinkClass, LogGP, TimeModel, as_time_model
 from .predict import METHODS, SYNCS, TimePrediction, predict
 from .sizes import DEFAULT_SIZES, crossover, sweep
 
 __all__ = ["TimeModel", "LinkClass", "LogGP", "DEFAULT_CLASSES", "predict", "TimePrediction", "METHODS", "SYNCS",
-           "sweep", "crossover", "DEFAULT_SIZES"]
+           "sweep", "crossover", "DEFAULT_SIZES", "as_time_model"]

@@ -58,7 +58,7 @@ import numpy as np
 from ..errors import TimeModelError
 from ..machine import Machine
 
-__all__ = ["LinkClass", "LogGP", "TimeModel", "DEFAULT_CLASSES"]
+__all__ = ["LinkClass", "LogGP", "TimeModel", "DEFAULT_CLASSES", "as_time_model"]
 
 
 def _number(value: Any, what: str, positive: bool = False, allow_inf: bool = False) -> float:
@@ -364,3 +364,25 @@ class TimeModel:
     def __repr__(self) -> str:
         parts = ", ".join(f"{k}: {v.alpha:.3g} s + m / {v.bandwidth:.3g} B/s" for k, v in self.classes.items())
         return f"TimeModel({parts}; links {self.link_bandwidth:.3g} B/s per capacity, {self.hop_latency:.3g} s per hop)"
+
+
+def as_time_model(value: Any) -> TimeModel | None:
+    """The model a ``time=`` option names: True = the defaults, False/None =
+    none, a TimeModel, a dict (:meth:`TimeModel.from_dict`) or a JSON file path.
+
+    Examples
+    --------
+    >>> as_time_model(True) == TimeModel.default(), as_time_model(False)
+    (True, None)
+    """
+    if isinstance(value, TimeModel):
+        return value
+    if value is True:
+        return TimeModel.default()
+    if value is False or value is None:
+        return None
+    if isinstance(value, Mapping):
+        return TimeModel.from_dict(value)
+    if isinstance(value, (str, os.PathLike)):
+        return TimeModel.from_json(value)
+    raise TimeModelError(f"time must be True, False, a TimeModel, a dict or a JSON file, not {value!r}")
