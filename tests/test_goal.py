@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import topomap as tm
 from topomap.cli import main
 from topomap.collectives.schedules import Schedule, binomial_bcast, bruck, ring_allgather
-from topomap.errors import PatternError
+from topomap.errors import PatternError, TopomapError
 from topomap.export.goal import goal, write_goal
 
 RING4 = """\
@@ -227,6 +227,9 @@ def test_message_counts_split_the_bytes():
     assert "l0: send 4b to 1 tag 0\nl1: send 3b to 1 tag 0\nl2: send 3b to 1 tag 0\n" in text
     assert "l0: send 4b to 0 tag 0\n" in text
     check_against_rule(pat, 1)
+    merged = goal(pat, split=False)
+    assert "l0: send 10b to 1 tag 0\nl1: recv 4b from 1 tag 0\n}" in merged
+    assert merged == goal(tm.Pattern.from_edges([0, 1], [1, 0], [10, 4], n=2))
 
 
 @pytest.mark.parametrize("work, iterations", [
@@ -277,14 +280,29 @@ def test_write_goal_is_atomic_and_refuses_bad_input(tmp_path):
     (tm.Pattern.from_edges([0], [1], [4], [0], n=2), {}, "message count 0 for 4 bytes"),
     (ring_allgather(3), {"iterations": 0}, "iterations = 0 must be an integer >= 1"),
     (ring_allgather(3), {"iterations": 1.0}, "iterations = 1.0 must be an integer"),
-    (np.ones((2, 2)), {}, "takes a Pattern or a Schedule, got ndarray"),
-    (Schedule("empty", (), tm.Pattern.from_edges([0], [1], [1], n=2)), {}, "schedule 'empty' has no stages"),
-    (Schedule("mixed", (tm.Pattern.from_edges([0], [1], [1], n=2), tm.Pattern.from_edges([0], [2], [1], n=3)),
-              tm.Pattern.from_edges([0], [1], [1], n=3)), {}, "stage 1 of schedule 'mixed' has 3 ranks, stage 0 has 2"),
+    (tm.Pattern.from_edges([0], [1], [1e19], n=2), {}, "bytes 1e+19 is not a whole number below 2^63"),
 ])
 def test_bad_input_is_named(work, kwargs, message):
     with pytest.raises(PatternError, match=re.escape(message)):
         goal(work, **kwargs)
+
+
+@pytest.mark.parametrize("work, message", [
+    ("not a pattern", "cannot use a str as a communication pattern"),
+    (Schedule("empty", (), tm.Pattern.from_edges([0], [1], [1], n=2)), "the schedule has no stages"),
+    (Schedule("mixed", (tm.Pattern.from_edges([0], [1], [1], n=2), tm.Pattern.from_edges([0], [2], [1], n=3)),
+              tm.Pattern.from_edges([0], [1], [1], n=3)), "stage 1 has 3 processes but stage 0 has 2"),
+])
+def test_work_is_read_as_predict_reads_it(work, message):
+    with pytest.raises(TopomapError, match=re.escape(message)):
+        goal(work)
+
+
+def test_a_list_of_patterns_and_a_dense_matrix_are_work_too():
+    stages = list(ring_allgather(4, bytes=2).stages)
+    assert goal(stages) == RING4
+    dense = np.array([[0, 3], [5, 0]])
+    assert goal(dense) == goal(tm.Pattern.from_dense(dense))
 
 
 # ------------------------------------------------------------------ command line
@@ -301,6 +319,9 @@ def test_cli_export_goal(tmp_path, capsys):
     tm.io.write(tm.Pattern.from_edges([0, 2], [1, 0], [5, 7], n=3), str(pattern_file))
     assert main(["export", "goal", str(pattern_file), "-o", str(out)]) == 0
     assert out.read_text() == goal(tm.Pattern.from_edges([0, 2], [1, 0], [5, 7], n=3))
+    assert main(["export", "goal", "stencil2d:2x3:periodic", "-o", str(out), "--merge-messages"]) == 0
+    assert out.read_text() == goal(tm.generators.from_spec("stencil2d:2x3:periodic"), split=False)
+    assert out.read_text() != goal(tm.generators.from_spec("stencil2d:2x3:periodic"))   # 2-wide: neighbours twice
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -315,7 +336,7 @@ def test_cli_export_goal(tmp_path, capsys):
     (["export", "goal", "nosuch.csv", "-o", "-"], "nosuch.csv: no such pattern file"),
     (["export", "torus:2x2", "-o", "-"], "export of a machine needs --format"),
     (["export", "torus:2x2", "--format", "torus", "-o", "-", "--iterations", "3"],
-     "--iterations is an option of 'export goal'"),
+     "--iterations and --merge-messages are options of 'export goal'"),
     (["export", "goal", "ring_allgather:4", "-o", "-", "--iterations", "0"], "iterations = 0 must be an integer >= 1"),
     (["export", "torus:2x2", "ring_allgather:4", "--format", "torus", "-o", "-"],
      "unexpected argument 'ring_allgather:4'"),

@@ -73,7 +73,7 @@ def _goal(args: argparse.Namespace) -> int:
         raise PatternError("export goal needs a pattern file, a generator spec or a collective (e.g. ring_allgather:8)")
     is_collective = not os.path.exists(args.work) and args.work.partition(":")[0] in COLLECTIVES
     work = _collective(args.work) if is_collective else load_pattern(args.work)
-    _write(args.output, goal(work, iterations=args.iterations))
+    _write(args.output, goal(work, iterations=args.iterations, split=not args.merge_messages))
     return 0
 
 
@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
         return _goal(args)
     if args.work is not None:
         raise MappingError(f"unexpected argument {args.work!r}: only 'export goal' takes a second one")
-    if args.iterations != 1:
-        raise MappingError("--iterations is an option of 'export goal', not of a machine export")
+    if args.iterations != 1 or args.merge_messages:
+        raise MappingError("--iterations and --merge-messages are options of 'export goal', not of a machine export")
     fmt = args.format
     if fmt is None:
         raise MappingError(f"export of a machine needs --format ({', '.join(FORMATS)})")
@@ -124,7 +124,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         "export", help="write a machine as a Scotch target/graph, SimGrid platform or Graphviz drawing, "
                        "or a pattern/collective as LogGOPSim GOAL",
         usage="topomap export MACHINE --format FORMAT -o OUT [options]\n"
-              "       topomap export goal PATTERN|COLLECTIVE -o OUT [--iterations N]",
+              "       topomap export goal PATTERN|COLLECTIVE -o OUT [--iterations N] [--merge-messages]",
         description="Write a machine for other tools. tleaf: Scotch tree-leaf target (hierarchy/tree machines, "
                     "differenced link costs); torus: Scotch torusXD/meshXD target; grf: the network as a Scotch "
                     "graph plus the vertex list of its compute nodes (amk_grf -l); simgrid: SimGrid platform "
@@ -145,4 +145,6 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--latency", type=float, default=1e-7, help="simgrid: seconds per link")
     p.add_argument("--max-nodes", type=int, default=512, help="simgrid: refuse bigger machines (default 512)")
     p.add_argument("--iterations", type=int, default=1, help="goal: repetitions of the stages (default 1)")
+    p.add_argument("--merge-messages", action="store_true",
+                   help="goal: one message per pattern entry, even where the pattern counts several")
     p.set_defaults(func=run)

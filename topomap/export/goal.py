@@ -36,7 +36,8 @@ What is written
   with the number of messages.
 * A pattern is one stage.  Where an entry carries a message count ``k``
   (:attr:`Pattern.msgs`) it becomes ``k`` messages of ``floor(b/k)`` or
-  ``ceil(b/k)`` bytes (the larger ones first) that sum to ``b``.
+  ``ceil(b/k)`` bytes (the larger ones first) that sum to ``b``, unless
+  ``split=False`` asks for one message per entry.
 * GOAL sizes are whole bytes: a volume or a message count that is not a
   whole number is refused (scale the pattern first), never rounded.
 
@@ -59,53 +60,33 @@ l0: recv 8b from 0 tag 0
 from __future__ import annotations
 
 import os
-from typing import Union
+from typing import Any
 
 import numpy as np
 
-from ..collectives.schedules import Schedule
 from ..errors import PatternError
 from ..io.atomic import atomic_write
 from ..pattern import Pattern
+from ..timemodel.predict import _stages
 
 __all__ = ["goal", "write_goal"]
 
-Work = Union[Pattern, Schedule]
-
-
-def _stages(work: Work) -> tuple[Pattern, ...]:
-    if isinstance(work, Schedule):
-        stages = tuple(work.stages)
-        if not stages:
-            raise PatternError(f"schedule {work.algorithm!r} has no stages")
-        n = stages[0].n
-        for k, st in enumerate(stages):
-            if not isinstance(st, Pattern):
-                raise PatternError(f"stage {k} of schedule {work.algorithm!r} is a {type(st).__name__}, not a Pattern")
-            if st.n != n:
-                raise PatternError(f"stage {k} of schedule {work.algorithm!r} has {st.n} ranks, stage 0 has {n}")
-        return stages
-    if isinstance(work, Pattern):
-        return (work,)
-    raise PatternError(f"GOAL export takes a Pattern or a Schedule, got {type(work).__name__}")
-
-
 def _whole(values: np.ndarray, what: str, stage: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """``values`` as int64, refusing any that is not a whole number (named by stage and pair)."""
-    bad = values != np.floor(values)
+    """``values`` as int64, refusing any that is not a whole number below 2^63 (named by stage and pair)."""
+    bad = (values != np.floor(values)) | (values >= 2.0**63)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise PatternError(f"stage {stage}, message {src[i]} -> {dst[i]}: {what} {float(values[i]):g} is not a whole "
-                           f"number; GOAL sizes are whole bytes (scale the pattern)")
+                           f"number below 2^63; GOAL sizes are whole bytes (scale the pattern)")
     return values.astype(np.int64)
 
 
-def _messages(st: Pattern, k: int) -> list[tuple[int, int, int]]:
-    """(src, dst, bytes) of every message of stage ``k``, entries split by their message counts."""
+def _messages(st: Pattern, k: int, split: bool) -> list[tuple[int, int, int]]:
+    """(src, dst, bytes) of every message of stage ``k``, entries split by their message counts if asked."""
     src = st.senders().astype(np.int64)
     dst = st.indices.astype(np.int64)
     byts = _whole(st.bytes, "bytes", k, src, dst)
-    if st.msgs is None:
+    if st.msgs is None or not split:
         return list(zip(src.tolist(), dst.tolist(), byts.tolist()))
     counts = _whole(st.msgs, "message count", k, src, dst)
     out = []
@@ -118,17 +99,20 @@ def _messages(st: Pattern, k: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def goal(work: Work, iterations: int = 1) -> str:
+def goal(work: Any, iterations: int = 1, split: bool = True) -> str:
     """The GOAL schedule of a pattern (one stage) or a stage-by-stage schedule.
 
     Parameters
     ----------
-    work : Pattern or Schedule
-        The messages: one phase, or :class:`~topomap.collectives.schedules.Schedule`
-        stages run in order with the RANKS-mode dependencies described in
-        the module docstring.
+    work : Pattern, Schedule or sequence of Pattern
+        What :func:`topomap.timemodel.predict` takes: one phase, or stages
+        (a :class:`~topomap.collectives.schedules.Schedule`) run in order
+        with the RANKS-mode dependencies of the module docstring.
     iterations : int
         How many times the stages repeat (``>= 1``).
+    split : bool
+        Write an entry with a message count ``k`` as ``k`` messages (default)
+        or as one message of all its bytes (traces can count millions).
 
     Returns
     -------
@@ -138,9 +122,10 @@ def goal(work: Work, iterations: int = 1) -> str:
     Raises
     ------
     PatternError
-        A volume or message count that is not a whole number, stages of
-        different sizes, ``iterations < 1``, or something that is neither
-        a Pattern nor a Schedule.
+        A volume or message count that is not a whole number, ``iterations < 1``.
+    TimeModelError
+        Stages of different sizes, a schedule without stages, something
+        that is not a pattern.
 
     Examples
     --------
@@ -163,7 +148,7 @@ def goal(work: Work, iterations: int = 1) -> str:
         raise PatternError(f"iterations = {iterations!r} must be an integer >= 1")
     stages = _stages(work)
     n = stages[0].n
-    msgs = [_messages(st, k) for k, st in enumerate(stages)]
+    msgs = [_messages(st, k, bool(split)) for k, st in enumerate(stages)]
     # per rank: its lines, the next label number, the join its sends wait for, receives not yet joined
     lines: list[list[str]] = [[] for _ in range(n)]
     label = [0] * n
@@ -205,7 +190,7 @@ def goal(work: Work, iterations: int = 1) -> str:
     return "\n".join(out)
 
 
-def write_goal(work: Work, path: "str | os.PathLike[str]", iterations: int = 1) -> None:
+def write_goal(work: Any, path: "str | os.PathLike[str]", iterations: int = 1, split: bool = True) -> None:
     """Write :func:`goal` to ``path`` (atomically: a failed write leaves the old file).
 
     Examples
@@ -217,6 +202,6 @@ def write_goal(work: Work, path: "str | os.PathLike[str]", iterations: int = 1) 
     >>> open(path).read().count("send 16b")
     6
     """
-    text = goal(work, iterations)
+    text = goal(work, iterations, split)
     with atomic_write(path) as fh:
         fh.write(text)
