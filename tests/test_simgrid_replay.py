@@ -206,15 +206,16 @@ def machine(spec):
     return tm.machine(spec)
 
 
-def random_stages(rng, n, nflows, nstages):
-    """``nstages`` patterns over ``n`` ranks with about ``nflows`` flows in all, log-uniform sizes 100 B-4 MB."""
+def random_stages(rng, n, nflows, nstages, equal=False):
+    """``nstages`` patterns over ``n`` ranks with about ``nflows`` flows in all, log-uniform sizes 100 B-4 MB
+    (``equal``: one size for all, so that many flows end together, as in a halo exchange)."""
     stages = []
     for k in range(nstages):
         want = max(1, nflows // nstages)
         pairs = rng.choice(n * (n - 1), size=min(want, n * (n - 1)), replace=False)
         src, off = np.divmod(pairs, n - 1)
         dst = off + (off >= src)                                   # skip the diagonal
-        size = np.rint(10 ** rng.uniform(2, 6.6, src.size))
+        size = np.rint(10 ** rng.uniform(2, 6.6, 1 if equal else src.size)) * np.ones(src.size)
         stages.append(tm.Pattern.from_edges(src, dst, size, n=n))
     return stages
 
@@ -227,7 +228,7 @@ def random_case(seed):
     n = int(rng.integers(16, min(m.npes, 96) + 1))
     kind = ("phase", "stages", "collective")[(seed // len(MACHINES)) % 3]
     if kind == "phase":
-        work = random_stages(rng, n, int(rng.integers(16, 513)), 1)[0]
+        work = random_stages(rng, n, int(rng.integers(16, 513)), 1, equal=bool(seed % 3 == 0))[0]
     elif kind == "stages":
         stages = random_stages(rng, n, int(rng.integers(16, 513)), int(rng.integers(2, 5)))
         work = Schedule("random", tuple(stages), stages[0])      # total unused by the simulators
