@@ -22,6 +22,7 @@ from topomap.collectives import schedules
 from topomap.collectives.schedules import Schedule
 from topomap.export import simgrid
 from topomap.export.simgrid import SYNCS
+from topomap.timemodel import TimeModel, predict
 
 from test_export import SIMGRID_PY
 
@@ -264,8 +265,6 @@ def test_random_cases_cover_what_the_issue_asks():
 @needs_simgrid
 @pytest.mark.parametrize("seed", range(NCASES))
 def test_time_model_matches_simgrid(seed):
-    from topomap.timemodel import TimeModel, predict
-
     case = random_case(seed)
     spec, work, alloc, mapping, sync, iterations = case
     model = TimeModel(**MODEL)
@@ -290,3 +289,27 @@ def test_a_later_stage_receive_that_ends_first_keeps_its_time(sync, want):
     work = Schedule("late", (st0, st1), st0)
     r = simgrid.replay(work, tm.machine("mesh:4/1"), bandwidth=GB, latency=0.0, sync=sync, python=SIMGRID_PY)
     assert r.finish[0] == pytest.approx(want, rel=1e-12)
+
+
+@needs_simgrid
+@pytest.mark.parametrize("sync", SYNCS)
+def test_flows_inside_a_node_take_the_loopback_at_their_class_rate(sync):
+    # two PEs per node: the flows between PEs of one node cross SimGrid's loopback link, which the
+    # driver leaves unlimited, so only their class's bandwidth (the flow's rate) limits them, as in
+    # topomap, where such a flow crosses no link
+    m = tm.machine("fattree:k=4,levels=2/2")
+    model = TimeModel({"PE": (1e-7, 2e10), "intra-node": (3e-7, 5e9), "network": (1e-6, 9e9)},
+                      link_bandwidth=1.25e10, hop_latency=1e-7)
+    rng = np.random.default_rng(7)
+    stages = random_stages(rng, 32, 256, 2)
+    work = Schedule("random", tuple(stages), stages[0])
+    pe = rng.permutation(m.npes)
+    mine = predict(work, m, pe, model, sync=sync)
+    f = simgrid.flows(work)
+    inside = m.node_of(pe[f["src"]]) == m.node_of(pe[f["dst"]])
+    assert 5 <= inside.sum() < inside.size
+    cls = [model.classes["intra-node" if i else "network"] for i in inside]
+    sg = simgrid.replay(work, m, pe, bandwidth=model.link_bandwidth, latency=model.hop_latency,
+                        alpha=[c.alpha for c in cls], rate=[c.bandwidth for c in cls], sync=sync,
+                        python=SIMGRID_PY)
+    assert np.abs(mine.finish / sg.finish - 1).max() < 1e-6
