@@ -10,6 +10,8 @@ from the stages.
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -303,6 +305,29 @@ def test_a_list_of_patterns_and_a_dense_matrix_are_work_too():
     assert goal(stages) == RING4
     dense = np.array([[0, 3], [5, 0]])
     assert goal(dense) == goal(tm.Pattern.from_dense(dense))
+
+
+@pytest.mark.skipif(not (shutil.which("txt2bin") and shutil.which("LogGOPSim")),
+                    reason="LogGOPSim's txt2bin and LogGOPSim are not on PATH (build github.com/spcl/LogGOPSim)")
+def test_loggopsim_reads_and_times_our_goal(tmp_path):
+    """LogGOPSim itself parses the files; a ring allgather's end time is the hand-worked LogGP chain."""
+    L, o, g, G = 2500, 1500, 1000, 6                   # ns; every message eager (S above the sizes)
+    cases = {"ring": (ring_allgather(8, bytes=4096), 2), "bcast": (binomial_bcast(16, bytes=1024), 1),
+             "bruck": (bruck(6, bytes=100, op="alltoall"), 3),
+             "split": (tm.Pattern.from_edges([0, 1], [1, 0], [10, 4], [3, 1], n=2), 1)}
+    ends = {}
+    for name, (work, iterations) in cases.items():
+        write_goal(work, tmp_path / f"{name}.goal", iterations=iterations)
+        subprocess.run(["txt2bin", "-i", f"{name}.goal", "-o", f"{name}.bin"], cwd=tmp_path, check=True,
+                       capture_output=True)
+        out = subprocess.run(["LogGOPSim", "-f", f"{name}.bin", "-L", str(L), "-o", str(o), "-g", str(g),
+                              "-G", str(G), "-S", "100000"], cwd=tmp_path, check=True, capture_output=True,
+                             text=True).stdout
+        ends[name] = [int(t) for t in re.findall(r"^Host \d+: (\d+)$", out, flags=re.M)]
+        n = work.stages[0].n if isinstance(work, Schedule) else work.n
+        assert len(ends[name]) == n, out
+    # each of the 2 x 7 ring stages waits for the previous receive: o + L + (m - 1) G + o per stage
+    assert ends["ring"] == [14 * (2 * o + L + 4095 * G)] * 8
 
 
 # ------------------------------------------------------------------ command line
