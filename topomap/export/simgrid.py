@@ -1,4 +1,4 @@
-"""SimGrid platform XML and SMPI host files, so that SimGrid replays topomap's routes.
+"""SimGrid platform XML, SMPI host files and flow replays, so that SimGrid replays topomap's routes and flows.
 
 Format: SimGrid platform DTD version 4.1 (``simgrid.dtd``, SimGrid >= 3.16;
 read by SimGrid 3.x and 4.x).  The platform is one ``<zone routing="Full">``
@@ -24,9 +24,30 @@ Choices the formats leave open, made here:
 * Inside a node SimGrid uses its loopback link; the node tree is not modelled.
 * Full routing stores N(N-1) routes, so :func:`platform` refuses more than
   ``max_nodes`` nodes (default 512: 261,632 routes, about 50 MB for a 3-D
-  torus) unless told otherwise.
+  torus) unless told otherwise, or given the ``pairs`` to write.
 * Host file (``smpirun -hostfile``): one line per rank, the host of the node
   whose PE the rank is mapped to; SMPI gives rank ``i`` the ``i``-th line.
+
+Replaying flows (:func:`replay`, :func:`write_case`)
+----------------------------------------------------
+A pattern or a schedule on a mapping becomes a platform (the routes of the
+node pairs its flows use), a deployment (an actor per rank) and a flows file
+that the driver :mod:`topomap.export.simgrid_replay` plays under topomap's
+schedule rules.  The driver sets SimGrid to plain max-min sharing
+(:data:`~topomap.export.simgrid_replay.PLAIN_MAXMIN`: CM02 without latency
+or bandwidth factors, weight-S, cross-traffic or the TCP-gamma bound).  One
+thing those settings leave: SimGrid 3.32's CM02 gives a flow the sharing
+penalty of its route latency (``sharing_penalty_ = latency`` in
+``NetworkCm02Model::communicate``, src/surf/network_cm02.cpp; the solver in
+src/kernel/lmm/maxmin.cpp gives each flow ``usage / penalty``), so with link
+latencies a flow over three links gets a third of a one-link flow's share
+of a link they both cross; a route without latency has penalty 1.  Hence the
+replay's links have no latency and each flow waits its own latency
+(``alpha + hops x latency``) before it is put: all flows weigh the same, as
+in topomap (``latency_on="links"`` keeps SimGrid's own weighting, which
+agrees only where flows sharing a link have equal hop counts).  A flow
+inside one node crosses SimGrid's loopback link, set unlimited so that only
+the flow's rate limits it, as topomap's flow inside a node uses no link.
 """
 
 from __future__ import annotations
@@ -454,11 +475,15 @@ def replay(work: "Pattern | Schedule", where: "Allocation | Machine", mapping: "
 
     Examples
     --------
+    Two 1 MB flows over 1 GB/s links, 1 us each: 0->1 starts alone at 1 us,
+    0->2 joins it on link 0->1 at 2 us; they split it until 0->1 ends, and
+    0->2 sends its last 1000 bytes alone:
+
     >>> import topomap as tm
-    >>> r = replay(tm.generators.ring(4, bytes=1e6), tm.machine("torus:4/1").allocate(4),
-    ...            bandwidth=1e9, latency=0.0)                     # doctest: +SKIP
-    >>> round(r.makespan, 9)                                       # doctest: +SKIP
-    0.001
+    >>> pat = tm.Pattern.from_edges([0, 0], [1, 2], [1e6, 1e6], n=3)
+    >>> r = replay(pat, tm.machine("mesh:3/1"), bandwidth=1e9, latency=1e-6)
+    >>> r.finish.round(9).tolist(), round(r.makespan, 9)
+    ([[0.002, 0.002001]], 0.002001)
     """
     files, fl = _case(work, where, mapping, bandwidth, latency, alpha, rate, sync, iterations, latency_on)
     if not os.path.exists(python):
