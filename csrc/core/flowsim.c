@@ -27,10 +27,10 @@ typedef struct {
 } start_entry;
 
 /* A transfer under way: rem bytes were left at time t0 (when its rate last
-   changed); at its current rate it ends at tfin. */
+   changed); at its current rate it ends at tfin[slot]. */
 typedef struct {
     int64_t inst;
-    double rem, t0, tfin;
+    double rem, t0;
     int32_t f;
 } transfer;
 
@@ -44,11 +44,17 @@ typedef struct {
     double *bound; /* min(cap, least bandwidth on the route) */
     int32_t F, S, G; /* G = iterations * S */
     double *finish;
-    /* transfers under way */
-    int64_t nact, act_cap;
+    /* transfers under way, in slots; snext chains a flow's slots, or the free ones */
+    int64_t act_cap, free_slot;
     transfer *act;
-    double *old_rate; /* per flow: its rate before a re-share */
-    int64_t *fin_inst; /* scratch of one event: the instances that finish */
+    double *tfin;            /* per slot */
+    int64_t *snext, *sprev;  /* per slot */
+    int64_t *fhead;          /* per flow: its first slot, -1 if none */
+    topomap_i_iheap tq;      /* slots by tfin, soonest first */
+    topomap_i_iheap fq;      /* transferring flows by rate, fastest first */
+    double *old_rate;        /* per flow: its rate before a re-share */
+    int64_t *fin_inst;       /* scratch of one event: the instances that finish */
+    int64_t *dfs;            /* scratch: heap positions still to visit */
     /* releases waiting for their latency */
     start_entry *starts;
     int64_t nstarts, starts_cap;
@@ -298,22 +304,92 @@ static int finished(sim *s, int64_t inst, int32_t f, double now)
 
 /* ---- the event loop ---- */
 
+static int grow_slots(sim *s)
+{
+    int64_t cap = s->act_cap ? 2 * s->act_cap : 1024;
+    transfer *a = realloc(s->act, (size_t)cap * sizeof *a);
+    if (a) s->act = a;
+    double *t = realloc(s->tfin, (size_t)cap * sizeof *t);
+    if (t) s->tfin = t;
+    int64_t *n = realloc(s->snext, (size_t)cap * sizeof *n);
+    if (n) s->snext = n;
+    int64_t *p = realloc(s->sprev, (size_t)cap * sizeof *p);
+    if (p) s->sprev = p;
+    int64_t *fi = realloc(s->fin_inst, (size_t)cap * sizeof *fi);
+    if (fi) s->fin_inst = fi;
+    if (!a || !t || !n || !p || !fi || topomap_i_iheap_reserve(&s->tq, cap))
+        return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator's transfers");
+    for (int64_t k = s->act_cap; k < cap; k++) s->snext[k] = k + 1 < cap ? k + 1 : -1;
+    s->free_slot = s->act_cap;
+    s->act_cap = cap;
+    return TOPOMAP_OK;
+}
+
 static int add_transfer(sim *s, int64_t inst, int32_t f, double now)
 {
-    if (s->nact == s->act_cap) {
-        int64_t cap = s->act_cap ? 2 * s->act_cap : 1024;
-        transfer *pa = realloc(s->act, (size_t)cap * sizeof *pa);
-        if (pa) s->act = pa;
-        int64_t *pn = realloc(s->fin_inst, (size_t)cap * sizeof *pn);
-        if (pn) s->fin_inst = pn;
-        if (!pa || !pn) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator's transfers");
-        s->act_cap = cap;
+    if (s->free_slot < 0) {
+        int rc = grow_slots(s);
+        if (rc) return rc;
     }
+    int64_t k = s->free_slot;
+    s->free_slot = s->snext[k];
     double b = s->fl->bytes[f];
+    s->act[k] = (transfer){inst, b, now, f};
     /* without sharing the rate is known now; with it, the re-share after this event sets tfin */
-    s->act[s->nact++] = (transfer){inst, b, now, now + b / s->bound[f], f};
-    s->sh.mult[f]++;
+    s->tfin[k] = s->opt->share ? INFINITY : now + b / s->bound[f];
+    s->snext[k] = s->fhead[f];
+    s->sprev[k] = -1;
+    if (s->fhead[f] >= 0) s->sprev[s->fhead[f]] = k;
+    s->fhead[f] = k;
+    topomap_i_iheap_push(&s->tq, s->tfin, k);
+    if (s->sh.mult[f]++ == 0) topomap_i_iheap_push(&s->fq, s->sh.rate, f);
     return TOPOMAP_OK;
+}
+
+/* The soonest transfer is done: its slot goes back to the free list. */
+static int64_t pop_transfer(sim *s)
+{
+    int64_t k = s->tq.ids[0];
+    int32_t f = s->act[k].f;
+    topomap_i_iheap_remove(&s->tq, s->tfin, k);
+    if (s->sprev[k] >= 0) s->snext[s->sprev[k]] = s->snext[k];
+    else s->fhead[f] = s->snext[k];
+    if (s->snext[k] >= 0) s->sprev[s->snext[k]] = s->sprev[k];
+    s->snext[k] = s->free_slot;
+    s->free_slot = k;
+    return s->act[k].inst;
+}
+
+/* A transfer leaves: its instance's rate no longer loads its links. */
+static void depart(sim *s, int32_t f)
+{
+    topomap_i_share *sh = &s->sh;
+    if (--sh->mult[f] == 0) topomap_i_iheap_remove(&s->fq, sh->rate, f);
+    if (!s->opt->share) return;
+    for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++) sh->load[s->rlinks[k]] -= sh->rate[f];
+}
+
+/* The flows to re-share: all when some arrived, else those of rate >= thr
+   (a walk of the rate heap that stops below thr). */
+static int32_t reshare_set(sim *s, int arrived, double thr)
+{
+    const topomap_i_iheap *q = &s->fq;
+    int32_t nu = 0;
+    if (arrived) {
+        for (int64_t i = 0; i < q->n; i++) s->ubuf[nu++] = (int32_t)q->ids[i];
+        return nu;
+    }
+    int64_t top = 0;
+    if (q->n) s->dfs[top++] = 0;
+    while (top) {
+        int64_t i = s->dfs[--top];
+        int32_t f = (int32_t)q->ids[i];
+        if (s->sh.rate[f] < thr) continue;
+        s->ubuf[nu++] = f;
+        if (2 * i + 1 < q->n) s->dfs[top++] = 2 * i + 1;
+        if (2 * i + 2 < q->n) s->dfs[top++] = 2 * i + 2;
+    }
+    return nu;
 }
 
 /* Re-share after an event: every transferring flow when some arrived, else
@@ -322,35 +398,31 @@ static int add_transfer(sim *s, int64_t inst, int32_t f, double now)
 static void reshare(sim *s, int arrived, double slowest, double now)
 {
     topomap_i_share *sh = &s->sh;
-    double thr = arrived ? 0 : slowest * (1 - 1e-9);
-    int32_t nu = 0;
-    topomap_i_share_begin(sh);
-    for (int64_t k = 0; k < s->nact; k++) {
-        int32_t f = s->act[k].f;
-        if ((arrived || sh->rate[f] >= thr) && topomap_i_share_take(sh, f)) {
-            s->ubuf[nu++] = f;
-            s->old_rate[f] = sh->rate[f];
-        }
-    }
+    int32_t nu = reshare_set(s, arrived, arrived ? 0 : slowest * (1 - 1e-9));
     if (!nu) return;
+    for (int32_t i = 0; i < nu; i++) s->old_rate[s->ubuf[i]] = sh->rate[s->ubuf[i]];
+    topomap_i_share_begin(sh);
     topomap_i_share_fill(sh, s->ubuf, nu, arrived);
     s->recomputes++;
-    for (int64_t k = 0; k < s->nact; k++) {
-        transfer *t = &s->act[k];
-        if (!topomap_i_share_taken(sh, t->f) || (t->t0 < now && s->old_rate[t->f] == sh->rate[t->f])) continue;
-        t->rem = fmax(t->rem - s->old_rate[t->f] * (now - t->t0), 0);
-        t->t0 = now;
-        t->tfin = now + t->rem / sh->rate[t->f];
+    for (int32_t i = 0; i < nu; i++) {
+        int32_t f = s->ubuf[i];
+        double r0 = s->old_rate[f], r = sh->rate[f];
+        int changed = 0;
+        for (int64_t k = s->fhead[f]; k >= 0; k = s->snext[k]) {
+            transfer *t = &s->act[k];
+            if (t->t0 < now && r0 == r) continue;
+            t->rem = fmax(t->rem - r0 * (now - t->t0), 0);
+            t->t0 = now;
+            s->tfin[k] = now + t->rem / r;
+            changed = 1;
+            if (!arrived) topomap_i_iheap_update(&s->tq, s->tfin, k);
+        }
+        if (changed && !arrived) topomap_i_iheap_update(&s->fq, sh->rate, f);
     }
-}
-
-/* A transfer leaves: its instance's rate no longer loads its links. */
-static void depart(sim *s, int32_t f)
-{
-    topomap_i_share *sh = &s->sh;
-    sh->mult[f]--;
-    if (!s->opt->share) return;
-    for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++) sh->load[s->rlinks[k]] -= sh->rate[f];
+    if (arrived) {
+        topomap_i_iheap_heapify(&s->tq, s->tfin);
+        topomap_i_iheap_heapify(&s->fq, sh->rate);
+    }
 }
 
 static int run_events(sim *s, const topomap_run_options *run)
@@ -359,19 +431,14 @@ static int run_events(sim *s, const topomap_run_options *run)
     double now = 0;
     int rc = schedule_start(s);
     while (!rc) {
-        double T = INFINITY;
-        for (int64_t k = 0; k < s->nact; k++) T = fmin(T, s->act[k].tfin);
+        double T = s->tq.n ? s->tfin[s->tq.ids[0]] : INFINITY;
         if (s->nstarts) T = fmin(T, s->starts[0].t);
         if (isinf(T)) break;
         double lim = T + BATCH_TOL * T, slowest = INFINITY;
-        int64_t kept = 0, nfin = 0;
-        for (int64_t k = 0; k < s->nact; k++) {
-            if (s->act[k].tfin <= lim) s->fin_inst[nfin++] = s->act[k].inst;
-            else s->act[kept++] = s->act[k];
-        }
+        int64_t nfin = 0;
+        while (s->tq.n && s->tfin[s->tq.ids[0]] <= lim) s->fin_inst[nfin++] = pop_transfer(s);
         now = T;
         s->events++;
-        s->nact = kept;
         for (int64_t j = 0; j < nfin && !rc; j++) {
             int32_t f = (int32_t)(s->fin_inst[j] % s->F);
             slowest = fmin(slowest, s->sh.rate[f]);
@@ -385,9 +452,9 @@ static int run_events(sim *s, const topomap_run_options *run)
             if (bytes[f] == 0) {
                 rc = finished(s, e.inst, f, now);
             } else {
+                if (!s->opt->share) s->sh.rate[f] = s->bound[f];
                 rc = add_transfer(s, e.inst, f, now);
                 arrived = 1;
-                if (!s->opt->share) s->sh.rate[f] = s->bound[f];
             }
         }
         if (!rc && s->opt->share && (arrived || nfin)) reshare(s, arrived, slowest, now);
@@ -408,6 +475,13 @@ static void sim_free(sim *s)
     free(s->rlinks);
     free(s->bound);
     free(s->act);
+    free(s->tfin);
+    free(s->snext);
+    free(s->sprev);
+    free(s->fhead);
+    free(s->dfs);
+    topomap_i_iheap_free(&s->tq);
+    topomap_i_iheap_free(&s->fq);
     free(s->old_rate);
     free(s->fin_inst);
     free(s->starts);
@@ -455,7 +529,14 @@ int topomap_flowsim(const topomap_machine *m, const topomap_flows *flows, const 
     if (!rc) {
         s.ubuf = malloc(((size_t)s.F + 1) * sizeof *s.ubuf);
         s.old_rate = malloc(((size_t)s.F + 1) * sizeof *s.old_rate);
-        if (!s.ubuf || !s.old_rate) rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator");
+        s.dfs = malloc(((size_t)s.F + 1) * sizeof *s.dfs);
+        s.fhead = malloc(((size_t)s.F + 1) * sizeof *s.fhead);
+        s.fq.max = 1;
+        s.free_slot = -1;
+        if (!s.ubuf || !s.old_rate || !s.dfs || !s.fhead || topomap_i_iheap_reserve(&s.fq, (int64_t)s.F + 1))
+            rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator");
+        else
+            for (int32_t f = 0; f < s.F; f++) s.fhead[f] = -1;
     }
     if (!rc) rc = run_events(&s, run);
     if (!rc) {

@@ -29,7 +29,7 @@ typedef struct {
     int32_t *deg;
     int32_t *lflows;
     int32_t *touched;
-    uint32_t *link_mark, *flow_mark, *frozen_mark;
+    uint32_t *link_mark, *frozen_mark;
     uint32_t epoch;
     struct topomap_i_fs_entry *heap;
     int64_t heap_cap;
@@ -37,17 +37,31 @@ typedef struct {
 
 int topomap_i_share_init(topomap_i_share *s, const topomap_i_routes *r);
 void topomap_i_share_free(topomap_i_share *s);
-/* Mark flow f as a member of the set being allocated; returns 1 the first
-   time in this allocation. */
-int topomap_i_share_take(topomap_i_share *s, int32_t f);
-/* 1 if flow f is in the set of this allocation. */
-static inline int topomap_i_share_taken(const topomap_i_share *s, int32_t f) { return s->flow_mark[f] == s->epoch; }
-/* Start collecting a new set (forgets the marks of the last one). */
+/* Start a new allocation (forgets the marks of the last one). */
 void topomap_i_share_begin(topomap_i_share *s);
 /* Give the nu flows u[] their max-min fair rates.  full: u holds every
    transferring flow and loads start from zero; else the flows outside u
    keep their rates and load (u must then hold every transferring flow whose
    rate is >= some level that no flow outside u reaches; see flowsim.c). */
 void topomap_i_share_fill(topomap_i_share *s, const int32_t *u, int32_t nu, int full);
+
+/* Indexed binary heap (flowsim_heap.c): ids 0..cap-1 ordered by key[id],
+   smallest first (max = 0) or largest first; pos[id] = -1 when absent.  The
+   key array is passed to each call, as the caller may move it. */
+typedef struct {
+    int64_t n, cap;
+    int64_t *ids, *pos;
+    int max;
+} topomap_i_iheap;
+
+/* Room for ids 0..ids-1. */
+int topomap_i_iheap_reserve(topomap_i_iheap *h, int64_t ids);
+void topomap_i_iheap_free(topomap_i_iheap *h);
+void topomap_i_iheap_push(topomap_i_iheap *h, const double *key, int64_t id);
+void topomap_i_iheap_remove(topomap_i_iheap *h, const double *key, int64_t id);
+/* Restore the order after key[id] changed. */
+void topomap_i_iheap_update(topomap_i_iheap *h, const double *key, int64_t id);
+/* Restore the order after any number of keys changed. */
+void topomap_i_iheap_heapify(topomap_i_iheap *h, const double *key);
 
 #endif

@@ -66,11 +66,10 @@ int topomap_i_share_init(topomap_i_share *s, const topomap_i_routes *r)
     s->lflows = malloc(((size_t)r->ptr[r->nflows] + 1) * sizeof *s->lflows);
     s->touched = malloc(nl * sizeof *s->touched);
     s->link_mark = calloc(nl, sizeof *s->link_mark);
-    s->flow_mark = calloc(nf, sizeof *s->flow_mark);
     s->frozen_mark = calloc(nf, sizeof *s->frozen_mark);
     s->heap = malloc((size_t)s->heap_cap * sizeof *s->heap);
     if (!s->mult || !s->rate || !s->load || !s->resid || !s->cnt || !s->start || !s->deg || !s->lflows ||
-        !s->touched || !s->link_mark || !s->flow_mark || !s->frozen_mark || !s->heap) {
+        !s->touched || !s->link_mark || !s->frozen_mark || !s->heap) {
         topomap_i_share_free(s);
         return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator's rates");
     }
@@ -89,7 +88,6 @@ void topomap_i_share_free(topomap_i_share *s)
     free(s->lflows);
     free(s->touched);
     free(s->link_mark);
-    free(s->flow_mark);
     free(s->frozen_mark);
     free(s->heap);
     *s = (topomap_i_share){0};
@@ -99,16 +97,9 @@ void topomap_i_share_begin(topomap_i_share *s)
 {
     if (++s->epoch == 0) { /* wrapped: old marks could look current */
         for (int32_t l = 0; l <= s->r->nlinks; l++) s->link_mark[l] = 0;
-        for (int32_t f = 0; f <= s->r->nflows; f++) s->flow_mark[f] = s->frozen_mark[f] = 0;
+        for (int32_t f = 0; f <= s->r->nflows; f++) s->frozen_mark[f] = 0;
         s->epoch = 1;
     }
-}
-
-int topomap_i_share_take(topomap_i_share *s, int32_t f)
-{
-    if (s->flow_mark[f] == s->epoch) return 0;
-    s->flow_mark[f] = s->epoch;
-    return 1;
 }
 
 /* Flow f freezes at level x: its instances take m * x on each of its links. */
