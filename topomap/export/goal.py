@@ -67,7 +67,7 @@ import numpy as np
 from ..errors import PatternError
 from ..io.atomic import atomic_write
 from ..pattern import Pattern
-from ..timemodel.predict import _stages
+from ..timemodel.predict import stages_of
 
 __all__ = ["goal", "write_goal"]
 
@@ -146,7 +146,7 @@ def goal(work: Any, iterations: int = 1, split: bool = True) -> str:
     """
     if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
         raise PatternError(f"iterations = {iterations!r} must be an integer >= 1")
-    stages = _stages(work)
+    stages = stages_of(work)
     n = stages[0].n
     msgs = [_messages(st, k, bool(split)) for k, st in enumerate(stages)]
     # per rank: its lines, the next label number, the join its sends wait for, receives not yet joined

@@ -12,8 +12,11 @@ Examples
 """
 
 from .model import DEFAULT_CLASSES, LinkClass, LogGP, TimeModel, as_time_model
-from .predict import METHODS, SYNCS, TimePrediction, predict
+from .calibrate import PingPong, calibrate, fit_hockney, measure
+from .osu import OsuTable, read_osu, read_osu_table
+from .predict import METHODS, SYNCS, TimePrediction, predict, stages_of
 from .sizes import DEFAULT_SIZES, crossover, sweep
 
 __all__ = ["TimeModel", "LinkClass", "LogGP", "DEFAULT_CLASSES", "predict", "TimePrediction", "METHODS", "SYNCS",
-           "sweep", "crossover", "DEFAULT_SIZES", "as_time_model"]
+           "sweep", "crossover", "DEFAULT_SIZES", "as_time_model", "stages_of", "calibrate", "measure", "fit_hockney",
+           "PingPong", "read_osu", "read_osu_table", "OsuTable"]

@@ -47,7 +47,7 @@ from ..metrics import _resolve, as_pattern
 from ..pattern import Pattern
 from .model import TimeModel
 
-__all__ = ["predict", "TimePrediction", "METHODS", "SYNCS"]
+__all__ = ["predict", "TimePrediction", "METHODS", "SYNCS", "stages_of"]
 
 METHODS = ("flow", "hockney", "loggp")
 SYNCS = ("barrier", "ranks")
@@ -113,7 +113,17 @@ class TimePrediction:
                 f"{'s' * (s != 1)} x {self.iterations}, method={self.method!r}, sync={self.sync!r})")
 
 
-def _stages(work: Any) -> tuple[Pattern, ...]:
+def stages_of(work: Any) -> tuple[Pattern, ...]:
+    """The stages of the work :func:`predict` takes: a Schedule's, a list of
+    Patterns, or one pattern (anything :func:`topomap.evaluate` accepts) as
+    one stage; every stage must have the same number of processes.
+
+    Examples
+    --------
+    >>> from topomap.collectives.schedules import ring_allgather
+    >>> [st.nnz for st in stages_of(ring_allgather(4))]
+    [4, 4, 4]
+    """
     stages = getattr(work, "stages", None)
     if stages is None:
         if isinstance(work, (list, tuple)) and work and all(isinstance(s, Pattern) for s in work):
@@ -212,7 +222,7 @@ def predict(work: Any, where: "Allocation | Machine | str", mapping: "Mapping | 
     if isinstance(bytes_scale, bool) or not isinstance(bytes_scale, (int, float, np.integer, np.floating)) \
             or not math.isfinite(bytes_scale) or bytes_scale <= 0:
         raise TimeModelError(f"bytes_scale must be a positive finite number, got {bytes_scale!r}")
-    stages = _stages(work)
+    stages = stages_of(work)
     _, machine, pe = _resolve(stages[0], where, mapping)
     f = _flows(stages, float(bytes_scale))
     pa, pb = pe[f["src"]], pe[f["dst"]]

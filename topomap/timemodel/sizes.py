@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import TimeModelError
 from ..machine import Allocation, Machine
 from .model import TimeModel
-from .predict import _stages, predict
+from .predict import predict, stages_of
 
 __all__ = ["sweep", "crossover", "DEFAULT_SIZES"]
 
@@ -25,7 +25,7 @@ DEFAULT_SIZES = tuple(2 ** k for k in range(3, 23))
 
 
 def _mean_message(work: Any) -> float:
-    stages = _stages(work)
+    stages = stages_of(work)
     total = sum(st.total_bytes for st in stages)
     msgs = sum(float(st.msgs.sum()) if st.msgs is not None else st.nnz for st in stages)
     if total <= 0 or msgs <= 0:
