@@ -1,10 +1,12 @@
 /* The flow simulator's event loop (semantics: topomap/flowsim.h).
 
-   Time jumps from event to event: the next transfer to finish (its bytes
-   left over its rate) or the next transfer start (release + latency, from a
-   min-heap).  Each event advances every transfer's bytes, retires the
-   finished ones, lets the schedule release what they unblock and starts the
-   transfers due, then re-shares the links (flowsim_share.c).
+   Time jumps from event to event: the next transfer to finish or the next
+   transfer start (release + latency), each from a min-heap.  A transfer
+   keeps its bytes left at the time its rate last changed and its finish
+   time, so an event touches only the transfers that finish, start or change
+   rate: it retires the finished ones, lets the schedule release what they
+   unblock, starts the transfers due, then re-shares the links
+   (flowsim_share.c) and moves the changed transfers in the heap.
 
    When transfers only leave, only the flows of rate >= x, x the least rate
    of those leaving, are filled again: progressive filling below level x
