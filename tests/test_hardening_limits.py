@@ -28,7 +28,8 @@ CASES = [
     ("shortcut:n=100000", "tm.machine('shortcut:n=100000')", "9536 MiB, above the 1024 MiB limit (topomap.networks.limits.MAX_TABLE_BYTES"),
     ("shortcut:n=1000000", "tm.machine('shortcut:n=1000000')", "39000000 directed links, above the limit of 4194304 (topomap.networks.limits.MAX_GRAPH_LINKS)"),
     ("circulant:918636", "tm.machine('circulant:918636')", "34908168 directed links"),
-    ("circulant:40000:1", "tm.machine('circulant:40000:1')", "40000 vertices x 40000 nodes would need 1525 MiB"),
+    ("circulant:25664 (2 minutes of table building)", "tm.machine('circulant:25664')", "= 19100585984 search steps, above the limit of 8589934592 (topomap.networks.limits.MAX_ROUTE_WORK"),
+    ("circulant:40000:1", "tm.machine('circulant:40000:1')", "40000 vertices x 40000 nodes need 1525 MiB"),
     ("37-byte Slurm file as a machine", "tm.machine('file:' + SLURM)", "more than 32768 compute nodes (max_nodes): the forwarding tables"),
     ("Slurm hostlist over the link cap", "tm.fabric.read_fabric(SLURM2)", "more than 2097152 links (the fabric size cap)"),
     ("JSON cable count", "tm.fabric.read_fabric(JSON)", "more than 2097152 links (the fabric size cap)"),
@@ -71,7 +72,7 @@ def refusals(tmp_path_factory):
     slurm.write_text("SwitchName=s1 Nodes=rack[0-1048575]\n")
     assert slurm.stat().st_size <= 37
     slurm2 = d / "two.conf"
-    slurm2.write_text("SwitchName=s1 Nodes=a[0-1048575]\nSwitchName=s2 Nodes=b[0-1]\n")
+    slurm2.write_text("SwitchName=s1 Nodes=a[0-1048576]\n")  # one name more than 2^21 links allow
     fabric = d / "count.json"
     fabric.write_text('{"nodes": ["a", "b"], "links": [{"a": "a", "b": "b", "count": 8388608}]}')
     calls = json.dumps([[what, call] for what, call, _ in CASES])
@@ -102,8 +103,24 @@ def test_table_estimate_is_the_core_size_exactly(monkeypatch):
     monkeypatch.setattr(limits, "MAX_TABLE_BYTES", 64 * 64)
     assert tm.machine("circulant:64").nlinks == 64 * 11
     monkeypatch.setattr(limits, "MAX_TABLE_BYTES", 64 * 64 - 1)
-    with pytest.raises(tm.MachineError, match="64 vertices x 64 nodes would need 0 MiB"):
+    with pytest.raises(tm.MachineError, match="64 vertices x 64 nodes need 0 MiB"):
         tm.machine("circulant:64")
+
+
+def test_route_work_estimate_counts_nodes_vertices_and_links(monkeypatch):
+    # circulant:64: 64 nodes x (64 vertices + 704 links) = 49152 search steps
+    monkeypatch.setattr(limits, "MAX_ROUTE_WORK", 49152)
+    assert tm.machine("circulant:64").nnodes == 64
+    monkeypatch.setattr(limits, "MAX_ROUTE_WORK", 49151)
+    with pytest.raises(tm.MachineError, match=r"64 nodes x \(64 vertices \+ 704 links\) = 49152 search steps"):
+        tm.machine("circulant:64")
+    # any shortest-routed graph, checked before the core builds its tables: 2 x (3 + 4) = 14
+    net = tm.GraphNetwork(2, 1, src=[0, 2, 1, 2], dst=[2, 0, 2, 1])
+    monkeypatch.setattr(limits, "MAX_ROUTE_WORK", 13)
+    with pytest.raises(tm.MachineError, match="= 14 search steps"):
+        tm.Machine(net, tm.NodeTree.flat(1))
+    table = tm.GraphNetwork(2, 1, src=[0, 2, 1, 2], dst=[2, 0, 2, 1], routing="table", routes={(0, 1): [0, 3]})
+    assert tm.Machine(table, tm.NodeTree.flat(1)).route(0, 1).tolist() == [0, 3]
 
 
 def test_link_estimate_is_the_built_link_count(monkeypatch):

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import MachineError
 from .base import Network
+from .limits import check_tables
 
 __all__ = ["GraphNetwork", "ROUTINGS"]
 
@@ -172,6 +173,9 @@ class GraphNetwork(Network):
         return f"node{v}" if v < self.nnodes else f"switch{v - self.nnodes}"
 
     def core_params(self) -> dict[str, np.ndarray]:
+        if self.routing != "table":
+            out_links = np.unique(self.src, return_counts=True)[1].max(initial=0)
+            check_tables(self.nvertices, self.nnodes, self.nlinks, int(out_links), "")  # Machine names the network
         routes = self.routes or {}
         lengths = np.fromiter((len(r) for r in routes.values()), dtype=np.int64, count=len(routes))
         links = [l for r in routes.values() for l in r]

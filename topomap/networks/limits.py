@@ -15,6 +15,11 @@ limit and how to change it:
   Lowering the constant tightens the check; raising it past the core's limit
   only moves the refusal back to the core.  A ``routing="table"`` network
   (explicit routes) has no forwarding tables.
+* :data:`MAX_ROUTE_WORK`: those tables are built by one breadth-first
+  search per node, ``nodes x (vertices + links)`` steps of about 3 ns on
+  one core (threaded over nodes): ``circulant:25664`` is within the table
+  limit but takes two minutes on one core.  The default, ``2**33`` (about
+  25 s on one core), admits fabrics of 30 000 nodes and 200 000 links.
 * :data:`MAX_GRAPH_LINKS`: directed links of a graph network generated from
   a spec (``circulant``, ``shortcut``); these are built link by link in
   Python, about 0.3 kB and 2 us per link.
@@ -27,9 +32,10 @@ from __future__ import annotations
 
 from ..errors import MachineError
 
-__all__ = ["MAX_TABLE_BYTES", "MAX_GRAPH_LINKS", "check_tables", "check_links", "table_bytes"]
+__all__ = ["MAX_TABLE_BYTES", "MAX_ROUTE_WORK", "MAX_GRAPH_LINKS", "check_tables", "check_links", "table_bytes"]
 
 MAX_TABLE_BYTES = 2**30
+MAX_ROUTE_WORK = 2**33
 MAX_GRAPH_LINKS = 2**22
 
 
@@ -44,24 +50,36 @@ def table_bytes(nvertices: int, nnodes: int, max_out_links: int) -> int:
     return nvertices * nnodes * (1 if max_out_links <= 255 else 2)
 
 
-def check_tables(nvertices: int, nnodes: int, max_out_links: int, what: str) -> None:
+def check_tables(nvertices: int, nnodes: int, nlinks: int, max_out_links: int, what: str) -> None:
     """Refuse a ``shortest``/``dmodk`` graph network whose forwarding tables exceed
-    :data:`MAX_TABLE_BYTES`, before it is built.
+    :data:`MAX_TABLE_BYTES` or take more than :data:`MAX_ROUTE_WORK` search steps
+    to build, before it is built.  ``what`` (the network, may be empty) starts the message.
 
     Examples
     --------
-    >>> check_tables(1000, 1000, 8, "circulant:1000")
-    >>> check_tables(100_000, 100_000, 33, "shortcut:n=100000")  # doctest: +ELLIPSIS
+    >>> check_tables(1000, 1000, 8000, 8, "circulant:1000")
+    >>> check_tables(25664, 25664, 744256, 29, "shortcut:n=25664")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    topomap.errors.MachineError: shortcut:n=100000: forwarding tables of 100000 vertices x 100000 nodes would need 9536 MiB, above the 1024 MiB limit (topomap.networks.limits.MAX_TABLE_BYTES...
+    topomap.errors.MachineError: shortcut:n=25664: building the forwarding tables takes 25664 nodes x (25664 vertices + 744256 links) = 19759226880 search steps, above the limit of 8589934592 ...
+    >>> check_tables(100_000, 100_000, 3_300_000, 33, "shortcut:n=100000")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    topomap.errors.MachineError: shortcut:n=100000: forwarding tables of 100000 vertices x 100000 nodes need 9536 MiB, above the 1024 MiB limit (topomap.networks.limits.MAX_TABLE_BYTES...
     """
+    what = f"{what}: " if what else ""
     need = table_bytes(nvertices, nnodes, max_out_links)
     if need > MAX_TABLE_BYTES:
         raise MachineError(
-            f"{what}: forwarding tables of {nvertices} vertices x {nnodes} nodes would need {need >> 20} MiB, "
+            f"{what}forwarding tables of {nvertices} vertices x {nnodes} nodes need {need >> 20} MiB, "
             f"above the {MAX_TABLE_BYTES >> 20} MiB limit (topomap.networks.limits.MAX_TABLE_BYTES, at most "
             f"the C core's TOPOMAP_GRAPH_MAX_TABLE; explicit routes, routing='table', need no tables)")
+    work = nnodes * (nvertices + nlinks)
+    if work > MAX_ROUTE_WORK:
+        raise MachineError(
+            f"{what}building the forwarding tables takes {nnodes} nodes x ({nvertices} vertices + {nlinks} links) "
+            f"= {work} search steps, above the limit of {MAX_ROUTE_WORK} (topomap.networks.limits.MAX_ROUTE_WORK; "
+            f"about 3 ns a step on one core)")
 
 
 def check_links(nlinks: int, what: str) -> None:

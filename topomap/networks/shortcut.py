@@ -94,7 +94,7 @@ class Circulant(Network):
         object.__setattr__(self, "n", int(n))
         object.__setattr__(self, "jumps", tuple(sorted(jumps)))
         check_links(self.n * self.degree, self.spec_head())
-        check_tables(self.n, self.n, self.degree, self.spec_head())
+        check_tables(self.n, self.n, self.n * self.degree, self.degree, self.spec_head())
 
     @cached_property
     def graph(self) -> GraphNetwork:
@@ -285,7 +285,7 @@ class RandomShortcut(Network):
         if self.seed >= 2**64:
             raise MachineError(f"seed must lie in [0, 2**64), got {self.seed}")
         check_links(self.n * self.degree, self.spec_head())
-        check_tables(self.n, self.n, self.degree, self.spec_head())
+        check_tables(self.n, self.n, self.n * self.degree, self.degree, self.spec_head())
 
     @cached_property
     def graph(self) -> GraphNetwork:

@@ -60,6 +60,8 @@ def _load(source: str | os.PathLike[str] | bytes) -> tuple[ET.Element, str]:
         root = ET.fromstring(text)
     except ET.ParseError as err:
         raise FormatError(f"{label}: line {err.position[0]}: not well-formed XML ({err})") from None
+    except LookupError as err:  # the XML declaration names an encoding Python does not know
+        raise FormatError(f"{label}: line 1: {err}") from None
     if root.tag != "topology":
         raise FormatError(f"{label}: root element is <{root.tag}>, expected <topology> (hwloc XML)")
     return root, label
