@@ -8,11 +8,15 @@
    unblock, starts the transfers due, then re-shares the links
    (flowsim_share.c) and moves the changed transfers in the heap.
 
-   When transfers only leave, only the flows of rate >= x, x the least rate
-   of those leaving, are filled again: progressive filling below level x
-   sees the same links fill at the same levels, as no leaving flow was
-   frozen below x, so the slower flows keep their rates.  For equal message
-   sizes the fastest flows leave first, so most re-shares touch few flows. */
+   A re-share fills again only the flows of rate >= x and the arrivals.
+   Leaving: with x the least rate of the flows that leave, progressive
+   filling below level x sees the same links fill at the same levels, as no
+   leaving flow was frozen below x, so the slower flows keep their rates.
+   For equal message sizes the fastest flows leave first, so most re-shares
+   touch few flows.  Arriving: the same argument run backwards (the old set
+   is the new one minus the arrivals) holds for any x no arrival's new rate
+   is below, and min(cap, bandwidth / transfers) over a flow's links is such
+   a bound (no link can fill below it). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +61,10 @@ typedef struct {
     double *old_rate;        /* per flow: its rate before a re-share */
     int64_t *fin_inst;       /* scratch of one event: the instances that finish */
     int64_t *dfs;            /* scratch: heap positions still to visit */
+    int32_t *arr_f;          /* scratch of one event: the flows of the transfers that start */
+    int64_t narr;
+    int64_t *lact;           /* per link: transfers crossing it */
+    uint32_t *umark, uepoch; /* per flow: taken into the re-share of epoch uepoch */
     /* releases waiting for their latency */
     start_entry *starts;
     int64_t nstarts, starts_cap;
@@ -319,7 +327,9 @@ static int grow_slots(sim *s)
     if (p) s->sprev = p;
     int64_t *fi = realloc(s->fin_inst, (size_t)cap * sizeof *fi);
     if (fi) s->fin_inst = fi;
-    if (!a || !t || !n || !p || !fi || topomap_i_iheap_reserve(&s->tq, cap))
+    int32_t *af = realloc(s->arr_f, (size_t)cap * sizeof *af);
+    if (af) s->arr_f = af;
+    if (!a || !t || !n || !p || !fi || !af || topomap_i_iheap_reserve(&s->tq, cap))
         return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator's transfers");
     for (int64_t k = s->act_cap; k < cap; k++) s->snext[k] = k + 1 < cap ? k + 1 : -1;
     s->free_slot = s->act_cap;
@@ -329,6 +339,7 @@ static int grow_slots(sim *s)
 
 static int add_transfer(sim *s, int64_t inst, int32_t f, double now)
 {
+    topomap_i_share *sh = &s->sh;
     if (s->free_slot < 0) {
         int rc = grow_slots(s);
         if (rc) return rc;
@@ -344,7 +355,17 @@ static int add_transfer(sim *s, int64_t inst, int32_t f, double now)
     if (s->fhead[f] >= 0) s->sprev[s->fhead[f]] = k;
     s->fhead[f] = k;
     topomap_i_iheap_push(&s->tq, s->tfin, k);
-    if (s->sh.mult[f]++ == 0) topomap_i_iheap_push(&s->fq, s->sh.rate, f);
+    if (sh->mult[f]++ == 0) {
+        if (s->opt->share) sh->rate[f] = 0;
+        topomap_i_iheap_push(&s->fq, sh->rate, f);
+    }
+    s->arr_f[s->narr++] = f;
+    if (!s->opt->share) return TOPOMAP_OK;
+    /* load stays the sum of mult * rate, which a partial re-share relies on */
+    for (int64_t e = s->rptr[f]; e < s->rptr[f + 1]; e++) {
+        s->lact[s->rlinks[e]]++;
+        sh->load[s->rlinks[e]] += sh->rate[f];
+    }
     return TOPOMAP_OK;
 }
 
@@ -368,43 +389,72 @@ static void depart(sim *s, int32_t f)
     topomap_i_share *sh = &s->sh;
     if (--sh->mult[f] == 0) topomap_i_iheap_remove(&s->fq, sh->rate, f);
     if (!s->opt->share) return;
-    for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++) sh->load[s->rlinks[k]] -= sh->rate[f];
+    for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++) {
+        s->lact[s->rlinks[k]]--;
+        sh->load[s->rlinks[k]] -= sh->rate[f];
+    }
 }
 
-/* The flows to re-share: all when some arrived, else those of rate >= thr
-   (a walk of the rate heap that stops below thr). */
-static int32_t reshare_set(sim *s, int arrived, double thr)
+static void take(sim *s, int32_t f, int32_t *nu)
+{
+    if (s->umark[f] == s->uepoch) return;
+    s->umark[f] = s->uepoch;
+    s->ubuf[(*nu)++] = f;
+}
+
+/* The flows to re-share: the arrivals and the transferring flows of rate >=
+   thr (a walk of the rate heap that stops below thr). */
+static int32_t reshare_set(sim *s, double thr)
 {
     const topomap_i_iheap *q = &s->fq;
     int32_t nu = 0;
-    if (arrived) {
-        for (int64_t i = 0; i < q->n; i++) s->ubuf[nu++] = (int32_t)q->ids[i];
-        return nu;
+    if (++s->uepoch == 0) { /* wrapped: old marks could look current */
+        memset(s->umark, 0, ((size_t)s->F + 1) * sizeof *s->umark);
+        s->uepoch = 1;
     }
+    for (int64_t a = 0; a < s->narr; a++) take(s, s->arr_f[a], &nu);
     int64_t top = 0;
     if (q->n) s->dfs[top++] = 0;
     while (top) {
         int64_t i = s->dfs[--top];
         int32_t f = (int32_t)q->ids[i];
         if (s->sh.rate[f] < thr) continue;
-        s->ubuf[nu++] = f;
+        take(s, f, &nu);
         if (2 * i + 1 < q->n) s->dfs[top++] = 2 * i + 1;
         if (2 * i + 2 < q->n) s->dfs[top++] = 2 * i + 2;
     }
     return nu;
 }
 
-/* Re-share after an event: every transferring flow when some arrived, else
-   those at least as fast as the slowest that left; then the transfers of
-   the flows whose rate changed get their new finish times. */
-static void reshare(sim *s, int arrived, double slowest, double now)
+/* The level below which nothing changes (see the top of this file): the
+   least rate of the flows that left, and the least lower bound of the rate
+   of those that arrived: min(cap, bandwidth / transfers) over its links, as
+   no link of the flow fills below that level. */
+static double reshare_level(const sim *s, double slowest)
+{
+    double thr = slowest;
+    for (int64_t a = 0; a < s->narr; a++) {
+        int32_t f = s->arr_f[a];
+        double lb = s->fl->cap[f];
+        for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++)
+            lb = fmin(lb, s->opt->bandwidth[s->rlinks[k]] / (double)s->lact[s->rlinks[k]]);
+        thr = fmin(thr, lb);
+    }
+    return thr * (1 - 1e-9);
+}
+
+/* Re-share after an event, then give the transfers of the flows whose rate
+   changed their new finish times. */
+static void reshare(sim *s, double slowest, double now)
 {
     topomap_i_share *sh = &s->sh;
-    int32_t nu = reshare_set(s, arrived, arrived ? 0 : slowest * (1 - 1e-9));
+    int32_t nu = reshare_set(s, reshare_level(s, slowest));
     if (!nu) return;
+    /* every transferring flow: loads from zero, which also drops the rounding of the partial ones */
+    int full = nu == s->fq.n;
     for (int32_t i = 0; i < nu; i++) s->old_rate[s->ubuf[i]] = sh->rate[s->ubuf[i]];
     topomap_i_share_begin(sh);
-    topomap_i_share_fill(sh, s->ubuf, nu, arrived);
+    topomap_i_share_fill(sh, s->ubuf, nu, full);
     s->recomputes++;
     for (int32_t i = 0; i < nu; i++) {
         int32_t f = s->ubuf[i];
@@ -417,11 +467,11 @@ static void reshare(sim *s, int arrived, double slowest, double now)
             t->t0 = now;
             s->tfin[k] = now + t->rem / r;
             changed = 1;
-            if (!arrived) topomap_i_iheap_update(&s->tq, s->tfin, k);
+            if (!full) topomap_i_iheap_update(&s->tq, s->tfin, k);
         }
-        if (changed && !arrived) topomap_i_iheap_update(&s->fq, sh->rate, f);
+        if (changed && !full) topomap_i_iheap_update(&s->fq, sh->rate, f);
     }
-    if (arrived) {
+    if (full) {
         topomap_i_iheap_heapify(&s->tq, s->tfin);
         topomap_i_iheap_heapify(&s->fq, sh->rate);
     }
@@ -447,7 +497,7 @@ static int run_events(sim *s, const topomap_run_options *run)
             depart(s, f);
             rc = finished(s, s->fin_inst[j], f, now);
         }
-        int arrived = 0;
+        s->narr = 0;
         while (!rc && s->nstarts && s->starts[0].t <= lim) {
             start_entry e = pop_start(s);
             int32_t f = (int32_t)(e.inst % s->F);
@@ -456,10 +506,9 @@ static int run_events(sim *s, const topomap_run_options *run)
             } else {
                 if (!s->opt->share) s->sh.rate[f] = s->bound[f];
                 rc = add_transfer(s, e.inst, f, now);
-                arrived = 1;
             }
         }
-        if (!rc && s->opt->share && (arrived || nfin)) reshare(s, arrived, slowest, now);
+        if (!rc && s->opt->share && (s->narr || nfin)) reshare(s, slowest, now);
         if (!rc && run && run->progress && (s->events & 63) == 0 &&
             run->progress(run->progress_ctx, (double)s->done / (double)s->total))
             rc = topomap_i_fail(TOPOMAP_ECANCELED, "flow simulation cancelled");
@@ -482,6 +531,9 @@ static void sim_free(sim *s)
     free(s->sprev);
     free(s->fhead);
     free(s->dfs);
+    free(s->arr_f);
+    free(s->lact);
+    free(s->umark);
     topomap_i_iheap_free(&s->tq);
     topomap_i_iheap_free(&s->fq);
     free(s->old_rate);
@@ -533,9 +585,11 @@ int topomap_flowsim(const topomap_machine *m, const topomap_flows *flows, const 
         s.old_rate = malloc(((size_t)s.F + 1) * sizeof *s.old_rate);
         s.dfs = malloc(((size_t)s.F + 1) * sizeof *s.dfs);
         s.fhead = malloc(((size_t)s.F + 1) * sizeof *s.fhead);
+        s.umark = calloc((size_t)s.F + 1, sizeof *s.umark);
+        s.lact = calloc((size_t)topomap_machine_nlinks(m) + 1, sizeof *s.lact);
         s.fq.max = 1;
         s.free_slot = -1;
-        if (!s.ubuf || !s.old_rate || !s.dfs || !s.fhead || topomap_i_iheap_reserve(&s.fq, (int64_t)s.F + 1))
+        if (!s.ubuf || !s.old_rate || !s.dfs || !s.fhead || !s.umark || !s.lact || topomap_i_iheap_reserve(&s.fq, (int64_t)s.F + 1))
             rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator");
         else
             for (int32_t f = 0; f < s.F; f++) s.fhead[f] = -1;
