@@ -1,0 +1,94 @@
+"""Every input of the fuzz corpus (fuzz/corpus/<target>/) replayed through its target.
+
+The fuzzing harness (fuzz/run.py) needs atheris; this replay does not, so the
+corpus, which holds the cases of issue 19 next to valid seeds, is a
+regression test of the normal suite.  Each target's inputs run in a child
+under RLIMIT_AS with the fuzzer's limits (fuzz/targets.py, lower_limits); an
+input passes when it raises nothing or only TopomapError/ValueError, within 10 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FUZZ = ROOT / "fuzz"
+sys.path.insert(0, str(FUZZ))
+import targets as fuzz_targets  # noqa: E402  (fuzz/ is not a package)
+
+sys.path.remove(str(FUZZ))
+
+CHILD = textwrap.dedent("""
+    import json, sys, time, traceback
+    sys.path.insert(0, sys.argv[1])
+    import targets
+    targets.lower_limits()
+    target = targets.targets()[sys.argv[2]]
+    out = {}
+    for path in sys.argv[3:]:
+        data = open(path, "rb").read()
+        start = time.perf_counter()
+        try:
+            targets.run_one(target, data)
+            error = ""
+        except BaseException as exc:
+            error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        out[path] = [error, time.perf_counter() - start]
+    print(json.dumps(out))
+""")
+
+
+def _corpus() -> dict[str, list[Path]]:
+    return {d.name: sorted(p for p in d.iterdir() if p.is_file()) for d in sorted((FUZZ / "corpus").iterdir())}
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+
+def test_every_target_has_a_corpus_and_every_corpus_a_target():
+    assert sorted(_corpus()) == sorted(fuzz_targets.targets())
+    assert all(_corpus().values())
+
+
+def test_the_issue_cases_are_in_the_corpus():
+    names = {p.name for files in _corpus().values() for p in files}
+    for case in ("issue19-6-shortcut-100000", "issue19-6-circulant-918636", "issue19-6-hostlist",
+                 "issue19-6-2.88M", "issue19-6-count"):
+        assert case in names
+
+
+@pytest.mark.parametrize("target", sorted(_corpus()))
+def test_corpus_replays_without_a_finding(target):
+    files = _corpus()[target]
+    res = subprocess.run([sys.executable, "-c", CHILD, str(FUZZ), target, *map(str, files)],
+                         capture_output=True, text=True, timeout=300, preexec_fn=_limit_memory,
+                         env={**os.environ, "OMP_NUM_THREADS": "2"})
+    assert res.returncode == 0, res.stderr[-3000:]
+    results = json.loads(res.stdout.splitlines()[-1])
+    bad = {Path(p).name: err for p, (err, _) in results.items() if err}
+    slow = {Path(p).name: round(s, 2) for p, (_, s) in results.items() if s > 10}
+    assert not bad and not slow
+
+
+def test_run_one_lets_only_other_exceptions_escape():
+    from topomap.errors import FormatError
+
+    def raises(exc: BaseException):
+        def target(data: bytes) -> None:
+            raise exc
+        return target
+
+    fuzz_targets.run_one(raises(FormatError("x")), b"")
+    fuzz_targets.run_one(raises(ValueError("x")), b"")
+    for exc in (OverflowError("x"), LookupError("x"), MemoryError(), TypeError("x")):
+        with pytest.raises(type(exc)):
+            fuzz_targets.run_one(raises(exc), b"")
