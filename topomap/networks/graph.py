@@ -16,7 +16,9 @@ goes from ``src[i]`` to ``dst[i]``.  Routing is chosen at construction:
 Both table routings cost one BFS per node (``O(nnodes * (vertices + links))``
 time, threaded) and ``vertices x nodes`` entries of memory: one byte each
 (the port, among the vertex's outgoing links in link-id order) when no vertex
-has more than 255 outgoing links, else two; refused above 1 GiB.  Switches always forward; compute nodes forward only when the graph
+has more than 255 outgoing links, else two; refused, before the core builds
+them, above :data:`~topomap.networks.limits.MAX_TABLE_BYTES` (1 GiB) or
+:data:`~topomap.networks.limits.MAX_ROUTE_WORK` search steps.  Switches always forward; compute nodes forward only when the graph
 has no switches (a direct network such as a circulant), so an InfiniBand host
 with two ports never carries other hosts' traffic.
 """
