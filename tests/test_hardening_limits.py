@@ -39,15 +39,23 @@ CASES = [
     ("k-ary tree of 10^8 levels", "tm.machine('fattree:k=1,levels=100000000')", "1 to 32 levels, got 100000000"),
     ("k-port tree of 10^8 levels", "tm.machine('fattree:ports=4,levels=100000000')", "1 to 32 levels, got 100000000"),
     ("hypercube of 10^8 dimensions", "tm.machine('hypercube:100000000')", "exceeds 26"),
+    ("endless Slurm stream", "tm.fabric.read_slurm('/dev/zero')", "/dev/zero:1: binary data (a NUL byte)"),
+    ("endless JSON stream", "tm.fabric.read_json('/dev/zero')", "/dev/zero:1: binary data (a NUL byte)"),
+    ("endless ibnetdiscover stream", "tm.fabric.read_ibnetdiscover('/dev/zero')", "/dev/zero:1: binary data"),
+    ("endless route stream", "tm.fabric.read_routes('/dev/zero', tm.fabric.parse_slurm('SwitchName=s Nodes=n[0-1]'))",
+     "/dev/zero:1: binary data"),
+    ("endless hwloc XML stream", "tm.NodeTree.from_hwloc_xml('/dev/zero')",
+     "more than 67108864 bytes, larger than any hwloc XML (topomap.node.hwloc_xml.MAX_XML_BYTES)"),
+    ("a 2 MB line", "tm.fabric.read_slurm(LONG)", ":1: a line longer than 1048576 bytes (topomap.fabric.model.MAX_LINE)"),
     ("dragonfly of 10^9 nodes", "tm.machine('dragonfly:g=1000,a=1000,h=1000,p=1000')", "limit 2^31"),
 ]
 
 CHILD = textwrap.dedent("""
     import json, resource, sys, time
     import topomap as tm
-    SLURM, SLURM2, JSON = sys.argv[1:4]
+    SLURM, SLURM2, JSON, LONG = sys.argv[1:5]
     out = []
-    for what, call in json.loads(sys.argv[4]):
+    for what, call in json.loads(sys.argv[5]):
         start = time.perf_counter()
         try:
             eval(call)
@@ -75,8 +83,10 @@ def refusals(tmp_path_factory):
     slurm2.write_text("SwitchName=s1 Nodes=a[0-1048576]\n")  # one name more than 2^21 links allow
     fabric = d / "count.json"
     fabric.write_text('{"nodes": ["a", "b"], "links": [{"a": "a", "b": "b", "count": 8388608}]}')
+    long_line = d / "long.conf"
+    long_line.write_text("SwitchName=s0 Nodes=" + "n" * 2**21 + "\n")
     calls = json.dumps([[what, call] for what, call, _ in CASES])
-    res = subprocess.run([sys.executable, "-c", CHILD, str(slurm), str(slurm2), str(fabric), calls],
+    res = subprocess.run([sys.executable, "-c", CHILD, str(slurm), str(slurm2), str(fabric), str(long_line), calls],
                          capture_output=True, text=True, timeout=120, preexec_fn=_address_space_3gb)
     assert res.returncode == 0, res.stderr
     report = json.loads(res.stdout)

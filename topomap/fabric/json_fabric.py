@@ -53,7 +53,7 @@ import numpy as np
 
 from ..errors import FormatError, MachineError
 from ..io.atomic import atomic_write
-from .model import Fabric, FabricBuilder, parse_hop
+from .model import Fabric, FabricBuilder, parse_hop, read_text
 
 __all__ = ["read_json", "loads", "dumps", "write_json"]
 
@@ -213,16 +213,7 @@ def read_json(path: "str | os.PathLike[str]", max_nodes: int | None = None) -> F
     4
     """
     label = os.fspath(path)
-    try:
-        with open(label, "rb") as handle:
-            raw = handle.read()
-    except OSError as err:
-        raise FormatError(f"{label}: cannot read: {err.strerror or err}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = raw[:err.start].count(b"\n") + 1
-        raise FormatError(f"{label}:{line}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    text = read_text(label)
     return loads(text, label, max_nodes)
 
 

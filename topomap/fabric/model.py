@@ -64,12 +64,54 @@ if TYPE_CHECKING:
     from ..networks.base import Network
     from ..node.nodetree import NodeTree
 
-__all__ = ["Fabric", "FabricBuilder", "Origin", "MAX_LINKS", "NodeLimit", "parse_hop", "text_lines"]
+__all__ = ["Fabric", "FabricBuilder", "Origin", "MAX_LINKS", "MAX_LINE", "MAX_TEXT_BYTES", "NodeLimit", "parse_hop",
+           "read_text", "text_lines"]
 
 MAX_LINKS = 2**21
+MAX_LINE = 2**20         # bytes in one line of a line-based fabric or route file
+MAX_TEXT_BYTES = 2**30   # bytes of a whole-file fabric (JSON)
 _NAME = re.compile(r'[^\s\[\]#"]+')
 _HOP = re.compile(r'([^\s\[\]#"]+)(?:\[(\d{1,9})\])?')
 _ROUTINGS = ("shortest", "dmodk", "table")
+
+
+def read_text(path: "str | os.PathLike[str]") -> str:
+    """The whole of a UTF-8 text file of at most :data:`MAX_TEXT_BYTES` bytes, read in
+    chunks so that binary data or an endless stream is refused at once.
+
+    Examples
+    --------
+    >>> read_text("/dev/zero")
+    Traceback (most recent call last):
+    ...
+    topomap.errors.FormatError: /dev/zero:1: binary data (a NUL byte) in a text file
+    """
+    label = os.fspath(path)
+    chunks: list[bytes] = []
+    try:
+        with open(label, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                nul = chunk.find(b"\0")
+                if nul >= 0:
+                    raw = b"".join(chunks) + chunk[:nul]
+                    _decode(raw, label)  # text that is not UTF-8 before the NUL is reported as such
+                    line = raw.count(b"\n") + 1
+                    raise FormatError(f"{label}:{line}: binary data (a NUL byte) in a text file")
+                chunks.append(chunk)
+                if len(chunks) << 20 > MAX_TEXT_BYTES:
+                    raise FormatError(f"{label}: more than {MAX_TEXT_BYTES} bytes "
+                                      "(topomap.fabric.model.MAX_TEXT_BYTES)")
+    except OSError as err:
+        raise FormatError(f"{label}: cannot read: {err.strerror or err}") from None
+    return _decode(b"".join(chunks), label)
+
+
+def _decode(raw: bytes, label: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[:err.start].count(b"\n") + 1
+        raise FormatError(f"{label}:{line}: not UTF-8 text ({err.reason} at byte {err.start})") from None
 
 
 def parse_hop(token: str) -> tuple[str, int]:
@@ -89,8 +131,9 @@ def parse_hop(token: str) -> tuple[str, int]:
 def text_lines(path: "str | os.PathLike[str]") -> Iterator[tuple[int, str]]:
     """Stream ``(line number, text)`` from a UTF-8 text file, refusing binary data.
 
-    Errors name the file and line: unreadable files, NUL bytes and invalid
-    UTF-8 raise :class:`~topomap.FormatError`.
+    Errors name the file and line: unreadable files, NUL bytes, invalid UTF-8
+    and lines longer than :data:`MAX_LINE` bytes (an endless stream such as
+    ``/dev/zero`` is refused at its first line) raise :class:`~topomap.FormatError`.
 
     Examples
     --------
@@ -111,9 +154,11 @@ def text_lines(path: "str | os.PathLike[str]") -> Iterator[tuple[int, str]]:
     except OSError as err:
         raise FormatError(f"{label}: cannot read: {err.strerror or err}") from None
     with handle:
-        for no, raw in enumerate(handle, 1):
+        for no, raw in enumerate(iter(lambda: handle.readline(MAX_LINE + 1), b""), 1):
             if b"\0" in raw:
                 raise FormatError(f"{label}:{no}: binary data (a NUL byte) in a text file")
+            if len(raw) > MAX_LINE:
+                raise FormatError(f"{label}:{no}: a line longer than {MAX_LINE} bytes (topomap.fabric.model.MAX_LINE)")
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as err:

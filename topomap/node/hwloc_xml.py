@@ -40,6 +40,7 @@ _CPU_TYPES = frozenset(
 )
 _MEMORY_TYPES = frozenset(["NUMANode", "MemCache"])
 _IGNORED_TYPES = frozenset(["Bridge", "PCIDev", "OSDev", "Misc"])
+MAX_XML_BYTES = 2**26  # an hwloc XML of a 1000-PU host with its PCI devices is ~1 MB
 _HEX_WORD = re.compile(r"0x[0-9a-fA-F]{1,8}")
 
 
@@ -51,9 +52,13 @@ def _load(source: str | os.PathLike[str] | bytes) -> tuple[ET.Element, str]:
     elif isinstance(source, (str, os.PathLike)):
         label = os.fspath(source)
         try:
-            text = Path(label).read_bytes()
+            with open(label, "rb") as handle:
+                text = handle.read(MAX_XML_BYTES + 1)
         except OSError as err:
             raise FormatError(f"{label}: cannot read hwloc XML: {err.strerror or err}") from None
+        if len(text) > MAX_XML_BYTES:  # an endless stream (/dev/zero) stops here
+            raise FormatError(f"{label}: more than {MAX_XML_BYTES} bytes, larger than any hwloc XML "
+                              "(topomap.node.hwloc_xml.MAX_XML_BYTES)")
     else:
         raise FormatError(f"expected a path or XML text, got {type(source).__name__}")
     try:
