@@ -30,7 +30,11 @@ Choices the manual leaves open, made here:
 * Hostlist ranges keep the width of their lower bound (``[08-10]`` gives
   ``08 09 10``, ``[8-10]`` gives ``8 9 10``); with several bracket groups the
   last varies fastest (``rack[1-2]n[01-02]`` = rack1n01 rack1n02 rack2n01
-  rack2n02).  One expression may expand to at most 2**20 names.
+  rack2n02).  One expression may expand to at most 2**20 names
+  (:data:`MAX_HOSTLIST`); its size is checked against that, the links the
+  fabric has room for (:data:`~topomap.fabric.model.MAX_LINKS`) and the
+  reader's ``max_nodes`` before it is expanded, so a 37-byte line
+  ``Nodes=rack[0-1048575]`` costs nothing when it is refused.
 
 The topology/block plugin's ``BlockName`` lines describe no switches and are
 refused with a clear error.
