@@ -23,6 +23,9 @@ hwloc synthetic string (``type:N`` words); otherwise the whole body is the
 path (so a file whose name is all digits needs an explicit ``/1``).  Paths
 cannot contain commas.  Routing defaults to ``table`` when the fabric has
 routes (from the JSON file or ``routes=``) and ``shortest`` otherwise.
+A spec routed by forwarding tables reads at most ``isqrt(MAX_TABLE_BYTES)``
+(32768) compute nodes and refuses the next one while the file is read (see
+:mod:`topomap.networks.limits`).
 """
 
 from __future__ import annotations
