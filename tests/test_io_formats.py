@@ -245,8 +245,9 @@ def prof_runs(draw):
             kind = draw(st.sampled_from("EISRC"))
             peer = draw(st.integers(0, n - 1))
             hist = draw(st.sampled_from(["", "\t" + ",".join(["0"] * 65 + ["1"])]))
-            lines.append(f"{kind}\t{rank}\t{peer}\t{draw(st.integers(0, 10**12))} bytes\t"
-                         f"{draw(st.integers(0, 99))} msgs sent{hist}")
+            nbytes = draw(st.integers(0, 10**12))
+            lines.append(f"{kind}\t{rank}\t{peer}\t{nbytes} bytes\t"
+                         f"{draw(st.integers(1 if nbytes else 0, 99))} msgs sent{hist}")  # bytes need messages
         if draw(st.booleans()):
             lines += [f"D\tMPI_COMM_WORLD\tprocs: {','.join(map(str, range(n)))}",
                       f"O2A\t{rank}\t3 bytes\t1 msgs sent", f"A2O\t{rank}\t0 bytes\t0 msgs sent",

@@ -23,7 +23,7 @@ VALID = {
     ".mat": b"# comm matrix\n0 1.5 2\n3, 0, 4e2\n0 0 0\n",
     ".mtx": b"%%MatrixMarket matrix coordinate real general\n% c\n3 3 3\n1 2 1.5\n2 3 7\n3 1 2e1\n",
     ".graph": b"% g\n4 4 011 2\n1 2 2 3 3 5\n0 0 1 3 3 1\n3 1 1 5 2 1 4 9\n5 5 3 9\n",
-    ".grf": b"0\n3 4\n1 011\n1 2 7 2\n1 2 7 1 4 3\n1 1 4 2\n",
+    ".grf": b"0\n3 4\n1 011\n1 1 7 2\n1 2 7 1 4 3\n1 1 4 2\n",
     ".csv": b"# n=4\nsrc,dst,bytes,msgs\n0,1,10,1\n1,2,2.5,3\n3,0,1e3,2\n",
     ".npy": None,  # built in the test from numpy.save
 }

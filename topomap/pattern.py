@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, field
-from typing import Any, Mapping as TMapping
+from typing import Any, Callable, Mapping as TMapping
 
 import numpy as np
 
@@ -59,6 +59,52 @@ def _as_weight_array(values: Any, what: str, size: int, copy: bool = True) -> np
     if i >= 0:
         raise PatternError(f"{what}[{i}] = {arr[i]!r} is negative, NaN or infinite")
     return arr
+
+
+def _overflowed(built: tuple) -> bool:
+    """Some pair's summed bytes or messages are infinite: finite entries overflowed the double range."""
+    return any(a is not None and a.size and _core.first_bad_weight(a) >= 0 for a in built[2:4])
+
+
+def overflowing_entries(src: np.ndarray, dst: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Indices of the entries of the first ``(src, dst)`` pair (not a self-message) whose
+    ``weights`` sum past the largest double, in entry order; empty when no sum overflows."""
+    s, d = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim == 0:
+        w = np.full(s.size, float(w))
+    kept = np.flatnonzero(s != d)
+    if not kept.size:
+        return kept
+    key = s[kept] * (int(max(s.max(), d.max())) + 1) + d[kept]
+    by_key = np.argsort(key, kind="stable")
+    order, sorted_key = kept[by_key], key[by_key]
+    starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+    with np.errstate(over="ignore"):
+        sums = np.add.reduceat(w[order], starts)
+    bad = np.flatnonzero(np.isinf(sums))
+    if not bad.size:
+        return bad
+    stop = starts[bad[0] + 1] if bad[0] + 1 < starts.size else order.size
+    return np.sort(order[starts[bad[0]]:stop])
+
+
+def overflow_message(src: np.ndarray, dst: np.ndarray, byts: np.ndarray, msgs: np.ndarray | None,
+                     label: Callable[[int], str] = "entry {}".format) -> str | None:
+    """What overflowed: the pair, the column, and the entries whose sum passes the largest
+    double, each named by ``label(index)`` (a reader names its lines); None when no sum does."""
+    for what, w in (("bytes", byts), ("msgs", msgs)):
+        if w is None:
+            continue
+        e = overflowing_entries(src, dst, w)
+        if e.size:
+            values = np.broadcast_to(np.asarray(w, dtype=np.float64), np.shape(src))[e]
+            shown = ", ".join(f"{label(int(i))} ({float(v)!r})" for i, v in zip(e[:4], values[:4]))
+            more = f" and {e.size - 4} more" if e.size > 4 else ""
+            return (f"the {what} of {int(np.asarray(src)[e[0]])} -> {int(np.asarray(dst)[e[0]])} overflow: "
+                    f"{shown}{more} sum past the largest double ({np.finfo(np.float64).max:.4g}); "
+                    "scale the volumes down")
+    return None
 
 
 def _exact(arr: Any, dtype: type, shape: tuple[int, ...]) -> bool:
@@ -197,7 +243,7 @@ class Pattern:
         infinite: the reader then finds the fault to report.
         """
         built = _core.pattern_build(n, src, dst, byts, msgs, row_ptr, True)
-        if isinstance(built, int):
+        if isinstance(built, int) or _overflowed(built):
             return None
         return cls._from_built(n, built, src, dst, byts, row_ptr, provenance)
 
@@ -273,6 +319,8 @@ class Pattern:
         # stable counting sort by sender and a sort of each row; duplicates summed in the order
         # np.add.reduceat sums them, so the doubles are those of a NumPy argsort/unique/reduceat.
         built = _core.pattern_build(int(n), s, d, w, m, None, False)
+        if _overflowed(built):
+            raise PatternError(overflow_message(s, d, w, m) or "a summed volume overflows the largest double")
         return cls._from_built(int(n), built, s, d, w, None, prov)
 
     @classmethod
@@ -412,12 +460,15 @@ class Pattern:
         [[0.0, 5.0], [5.0, 0.0]]
         """
         s = self.senders()
+        src, dst = np.concatenate([s, self.indices]), np.concatenate([self.indices, s])
+        byts = np.concatenate([self.bytes, self.bytes])
         msgs = None if self.msgs is None else np.concatenate([self.msgs, self.msgs])
-        return Pattern.from_edges(
-            np.concatenate([s, self.indices]), np.concatenate([self.indices, s]),
-            np.concatenate([self.bytes, self.bytes]), msgs, n=self.n,
-            provenance={**self.provenance, "symmetric": True},
-        )
+        try:
+            return Pattern.from_edges(src, dst, byts, msgs, n=self.n, provenance={**self.provenance, "symmetric": True})
+        except PatternError:  # only a sum can fail: name the two directions summed
+            def direction(i: int) -> str:
+                return f"{src[i]} -> {dst[i]}" if i < self.nnz else f"{dst[i]} -> {src[i]}"
+            raise PatternError(f"symmetric(): {overflow_message(src, dst, byts, msgs, direction)}") from None
 
     def quotient(self, part: Any, nparts: int | None = None) -> "Pattern":
         """Pattern between groups: process ``p`` belongs to group ``part[p]``.

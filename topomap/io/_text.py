@@ -33,6 +33,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
+import stat
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,13 +55,39 @@ _MAP_AT = 1 << 20  # smaller files are read: mapping costs more than copying the
 CHUNKS = 0
 
 
+#: The most bytes read from a file that has no size (a pipe, a FIFO, a character device such as
+#: ``/dev/zero``): an endless stream must end in an error, not in all the memory there is.
+MAX_STREAM_BYTES = 1 << 30
+_STREAM_CHUNK = 1 << 20
+
+
 def read_bytes(path: str) -> bytes:
-    """The whole file; an unreadable path is a FormatError naming it."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot open ({exc.strerror})") from None
+    """The whole file; an unreadable path is a FormatError naming it.
+
+    A regular file is read whole.  Anything else is read a chunk at a time: a
+    NUL byte (binary data, ``/dev/zero``) or more than :data:`MAX_STREAM_BYTES`
+    bytes is a FormatError as soon as it is seen.
+    """
+    return _read(path, mapped=False)
+
+
+def _read_stream(path: str, fh) -> bytes:
+    parts: list[bytes] = []
+    size = lines = 0
+    while True:
+        chunk = fh.read(_STREAM_CHUNK)
+        if not chunk:
+            return b"".join(parts)
+        nul = chunk.find(b"\x00")
+        if nul >= 0:
+            lineno = lines + chunk.count(b"\n", 0, nul) + 1
+            raise FormatError(f"{path}:{lineno}: NUL byte (binary file?)")
+        size += len(chunk)
+        if size > MAX_STREAM_BYTES:
+            raise FormatError(f"{path}: more than {MAX_STREAM_BYTES} bytes from a stream that is not a regular "
+                              "file (endless?); save it to a file first")
+        lines += chunk.count(b"\n")
+        parts.append(chunk)
 
 
 def read_text(path: str) -> "bytes | mmap.mmap":
@@ -68,13 +95,21 @@ def read_text(path: str) -> "bytes | mmap.mmap":
 
     The result supports ``len``, ``find``, slicing (to ``bytes``) and the buffer
     protocol; ``bytes(result)`` gives a copy for code that needs ``bytes``.
+    Streams are read as :func:`read_bytes` reads them.
     """
+    return _read(path, mapped=True)
+
+
+def _read(path: str, mapped: bool) -> "bytes | mmap.mmap":
     try:
         with open(path, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size >= _MAP_AT:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return _read_stream(path, fh)
+            if mapped and info.st_size >= _MAP_AT:
                 try:
                     return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-                except (OSError, ValueError):  # a file system or special file that cannot be mapped
+                except (OSError, ValueError):  # a file system that cannot map files
                     pass
             return fh.read()
     except OSError as exc:

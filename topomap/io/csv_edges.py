@@ -12,7 +12,13 @@ profilers' exports share.  Choices made here (there is no standard):
 * ``#`` starts a comment.  A comment ``# n=<processes>`` before the data sets
   the number of processes (so trailing processes without messages are not
   lost); otherwise it is the largest rank + 1.
-* Repeated pairs add up (like every pattern source).
+* Repeated pairs add up (like every pattern source); sums past the largest
+  double are an error naming the lines.
+* Message counts are whole numbers.
+* Processes that exchange nothing (beyond the largest rank the entries
+  name, or declared by ``# n=``) are limited to ``max_processes`` (default
+  :data:`topomap.io.MAX_PROCESSES`): a 14-byte ``# n=400000000`` must not
+  build a pattern of 400 million rows.
 * The writer writes the header, ``msgs`` when the pattern has counts, and the
   ``# n=`` comment only when the largest rank does not imply ``n``.
 """
@@ -27,6 +33,7 @@ import numpy as np
 from ..errors import FormatError
 from ..pattern import Pattern
 from ._format import number_column, write_rows
+from ._limits import check_processes, from_entries, processes_allowed
 from ._text import check_text_line, iter_lines, parse_block, parse_table, read_text
 
 _ALIASES = {"src": "src", "source": "src", "sender": "src", "dst": "dst", "target": "dst", "dest": "dst",
@@ -36,8 +43,12 @@ _N_COMMENT = re.compile(r"#\s*n\s*=\s*([0-9]+)\s*$")
 _NUMBER_START = re.compile(r"[+\-.0-9]")
 
 
-def read_csv_edges(path: "str | os.PathLike[str]") -> Pattern:
+def read_csv_edges(path: "str | os.PathLike[str]", max_processes: int | None = None) -> Pattern:
     """Read a CSV edge list ``src,dst,bytes[,msgs]`` (optional header, ``#`` comments).
+
+    ``max_processes`` bounds the processes ``# n=`` (or a large rank) may add
+    beyond the ``2 k`` that ``k`` edge lines can name (default
+    :data:`topomap.io.MAX_PROCESSES`).
 
     Examples
     --------
@@ -50,9 +61,9 @@ def read_csv_edges(path: "str | os.PathLike[str]") -> Pattern:
     """
     path = os.fspath(path)
     data = read_text(path)
-    columns, n_given, body_line, body_at = _preamble(path, data)
+    columns, n_given, n_line, body_line, body_at = _preamble(path, data)
     provenance = {"source": "csv-edges", "file": path, "counted": "bytes (and msgs) per line, summed per pair"}
-    fast = _read_table(data, columns, n_given, body_at, provenance)
+    fast = _read_table(data, columns, n_given, body_at, provenance, max_processes)
     if fast is not None:
         return fast
     block = parse_block(path, data, body_line, integer=False, comment=b"#", commas=True, start=body_at)
@@ -81,6 +92,10 @@ def read_csv_edges(path: "str | os.PathLike[str]") -> Pattern:
             bad = np.flatnonzero(~np.isfinite(col[name]) | (col[name] < 0))
             if bad.size:
                 raise block.error(lines[bad[0]], f"{name} {float(col[name][bad[0]])!r} is negative, NaN or infinite")
+    if "msgs" in col:
+        bad = np.flatnonzero(col["msgs"] != np.round(col["msgs"]))
+        if bad.size:
+            raise block.error(lines[bad[0]], f"msgs {float(col['msgs'][bad[0]])!r} is not a whole number of messages")
     src, dst = col["src"].astype(np.int64), col["dst"].astype(np.int64)
     if not src.size and n_given is None:
         raise FormatError(f"{path}: no edge lines (and no '# n=<processes>' comment)")
@@ -89,11 +104,15 @@ def read_csv_edges(path: "str | os.PathLike[str]") -> Pattern:
     if n_given is not None and top > n_given:
         i = int(np.flatnonzero((src >= n) | (dst >= n))[0])
         raise block.error(lines[i], f"rank {max(src[i], dst[i])} is out of range: '# n={n}' declares {n} processes")
-    return Pattern.from_edges(src, dst, col["bytes"], col.get("msgs"), n=n, provenance=provenance)
+    where = f"{path}:{n_line}" if n_given is not None else \
+        f"{path}:{block.first_line + lines[int(np.argmax(np.maximum(src, dst)))]}"
+    check_processes(where, n, src.size, max_processes)
+    return from_entries(path, src, dst, col["bytes"], col.get("msgs"), n, provenance,
+                        lambda i: block.first_line + int(lines[i]))
 
 
 def _read_table(data, columns: list[str] | None, n_given: int | None, body_at: int,
-                provenance: dict) -> Pattern | None:
+                provenance: dict, max_processes: int | None) -> Pattern | None:
     """The pattern straight from C-typed columns when the file is a clean table of ranks and
     valid volumes; None sends the file to the checks above, which name what is wrong."""
     if columns is None:
@@ -114,21 +133,27 @@ def _read_table(data, columns: list[str] | None, n_given: int | None, body_at: i
     if not src.size and n_given is None:
         return None
     top = max(int(src.max()), int(dst.max())) + 1 if src.size else 1
+    n = top if n_given is None else n_given
     if n_given is not None and top > n_given:
         return None
-    return Pattern._adopt(top if n_given is None else n_given, src, dst, col["bytes"], col.get("msgs"), provenance)
+    if "msgs" in col and bool((col["msgs"] != np.round(col["msgs"])).any()):
+        return None
+    if n > processes_allowed(src.size, max_processes):
+        return None
+    return Pattern._adopt(n, src, dst, col["bytes"], col.get("msgs"), provenance)
 
 
-def _preamble(path: str, data: bytes) -> tuple[list[str] | None, int | None, int, int]:
-    """(header columns or None, n from '# n=', line number and offset where data lines start)."""
+def _preamble(path: str, data: bytes) -> tuple[list[str] | None, int | None, int, int, int]:
+    """(header columns or None, n from '# n=', its line, line number and offset where data lines start)."""
     n_given = None
+    n_line = 0
     offset = 0
     for lineno, (next_offset, raw) in enumerate(iter_lines(data), 1):
         text = check_text_line(path, lineno, raw).strip()
         if text.startswith("#"):
             m = _N_COMMENT.fullmatch(text)
             if m:
-                n_given = int(m.group(1))
+                n_given, n_line = int(m.group(1)), lineno
                 if not 1 <= n_given < 2**31:
                     raise FormatError(f"{path}:{lineno}: n={n_given} is outside 1 .. 2^31-1")
             offset = next_offset
@@ -137,7 +162,7 @@ def _preamble(path: str, data: bytes) -> tuple[list[str] | None, int | None, int
             offset = next_offset
             continue
         if _NUMBER_START.match(text):
-            return None, n_given, lineno, offset
+            return None, n_given, n_line, lineno, offset
         names = [f.strip().lower() for f in re.split(r"[,\s]+", text.split("#", 1)[0].strip())]
         unknown = [f for f in names if f not in _ALIASES]
         if unknown:
@@ -147,8 +172,8 @@ def _preamble(path: str, data: bytes) -> tuple[list[str] | None, int | None, int
         if missing or len(set(columns)) != len(columns):
             raise FormatError(f"{path}:{lineno}: header {text[:60]!r} must name src, dst and bytes (and "
                               "optionally msgs) once each")
-        return columns, n_given, lineno + 1, next_offset
-    return None, n_given, 1, len(data)
+        return columns, n_given, n_line, lineno + 1, next_offset
+    return None, n_given, n_line, 1, len(data)
 
 
 def write_csv_edges(pattern: Pattern, path: "str | os.PathLike[str]") -> None:

@@ -15,6 +15,12 @@ Choices the source leaves open:
 * A symmetric file must store only the lower triangle (``i >= j``), as the
   format says; an upper entry is an error rather than a silent double count.
 * The matrix must be square (rows = columns = processes).
+* The size line is checked against the file before anything is allocated:
+  ``NZ`` entry lines need at least 4 bytes each (``"1 1\\n"``),
+  and at most ``max_processes`` (default :data:`topomap.io.MAX_PROCESSES`)
+  processes beyond the ``2 NZ`` the entries can name may be declared.
+* Repeated entries add up; sums past the largest double are an error naming
+  the lines.
 * Blank lines and ``%`` lines are accepted anywhere after the banner.
 * The writer emits ``coordinate integer general`` when every volume is an
   integer below 2**53, else ``coordinate real general`` with shortest exact
@@ -30,14 +36,18 @@ import numpy as np
 from ..errors import FormatError
 from ..pattern import Pattern
 from ._format import number_column, write_rows
+from ._limits import check_count, check_processes, from_entries
 from ._text import check_text_line, iter_lines, parse_block, parse_table, read_text, shown
 
 _SUPPORTED_FIELDS = ("real", "integer", "pattern")
 _SUPPORTED_SYMMETRY = ("general", "symmetric")
 
 
-def read_matrix_market(path: "str | os.PathLike[str]") -> Pattern:
+def read_matrix_market(path: "str | os.PathLike[str]", max_processes: int | None = None) -> Pattern:
     """Read a square MatrixMarket coordinate matrix of bytes (row = sender).
+
+    ``max_processes`` bounds the processes the size line may declare beyond
+    the ``2 NZ`` its entries can name (default :data:`topomap.io.MAX_PROCESSES`).
 
     Examples
     --------
@@ -49,7 +59,7 @@ def read_matrix_market(path: "str | os.PathLike[str]") -> Pattern:
     """
     path = os.fspath(path)
     data = read_text(path)
-    field, symmetry, n, nnz, size_line, body_at = _header(path, data)
+    field, symmetry, n, nnz, size_line, body_at = _header(path, data, max_processes)
     provenance = {"source": "matrixmarket", "file": path, "field": field, "symmetry": symmetry,
                   "counted": "bytes per (row, column) = (sender, receiver) entry"
                              + (", 1 per entry (pattern field)" if field == "pattern" else "")}
@@ -96,7 +106,8 @@ def read_matrix_market(path: "str | os.PathLike[str]") -> Pattern:
         off = src != dst
         src, dst, values = (np.concatenate([src, dst[off]]), np.concatenate([dst, src[off]]),
                             np.concatenate([values, values[off]]))
-    return Pattern.from_edges(src, dst, values, None, n=n, provenance=provenance)
+        entry_lines = np.concatenate([entry_lines, entry_lines[off]])  # a mirrored entry is on its entry's line
+    return from_entries(path, src, dst, values, None, n, provenance, lambda e: block.first_line + int(entry_lines[e]))
 
 
 def _read_table(data, field: str, symmetry: str, n: int, nnz: int, body_at: int, provenance: dict) -> Pattern | None:
@@ -123,7 +134,7 @@ def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
-def _header(path: str, data: bytes) -> tuple[str, str, int, int, int, int]:
+def _header(path: str, data: bytes, max_processes: int | None) -> tuple[str, str, int, int, int, int]:
     """(field, symmetry, n, nnz, line number of the size line, offset of the body)."""
     lines = iter_lines(data)
     first = next(lines, None)
@@ -155,8 +166,9 @@ def _header(path: str, data: bytes) -> tuple[str, str, int, int, int, int]:
             raise FormatError(f"{path}:{lineno}: the matrix is {m} x {n}; a communication matrix must be square")
         if not 1 <= n < 2**31:
             raise FormatError(f"{path}:{lineno}: {n} processes is outside 1 .. 2^31-1")
-        if nnz >= 2**62:
-            raise FormatError(f"{path}:{lineno}: {nnz} entries is beyond any matrix a file can hold")
+        # an entry line is at least "i j" and a newline
+        check_count(f"{path}:{lineno}", "entries", nnz, len(data) - next_offset, 4)
+        check_processes(f"{path}:{lineno}", n, nnz, max_processes)
         return field, symmetry, n, nnz, lineno, next_offset
     raise FormatError(f"{path}: no size line after the banner (truncated file?)")
 

@@ -17,6 +17,14 @@ Choices the source leaves open:
 * Vertex sizes and weights are checked (non-negative integers) and ignored: a
   pattern has no vertex weights.  Provenance says so.
 * The header's ``m`` must match: the vertex lines hold exactly ``2m`` entries.
+  Before anything is allocated ``n`` is checked against the file: each vertex
+  needs a line (at least its newline).  (``m`` allocates nothing: it is
+  compared with the entries read.)
+* The adjacency must be undirected, as METIS requires: ``v`` on the line of
+  ``u`` with weight ``e`` needs ``u`` on the line of ``v`` with weight ``e``,
+  and no line lists a neighbour twice.  ``check_symmetry=False`` reads the
+  entries as they are (repeated neighbours summed), for files of other tools
+  that use the layout for directed graphs.
 * A blank line is a vertex without neighbours; after the ``n`` vertex lines
   only blank and comment lines may follow.
 * The writer needs a symmetric pattern (use :meth:`Pattern.symmetric` or
@@ -33,12 +41,16 @@ import numpy as np
 from ..errors import FormatError
 from ..pattern import Pattern
 from ._format import write_adjacency
+from ._limits import check_count, from_entries
 from ._text import check_text_line, iter_lines, parse_block, parse_rows, read_text
-from ._undirected import undirected_weights
+from ._undirected import describe, undirected_weights, unmatched
 
 
-def read_metis(path: "str | os.PathLike[str]") -> Pattern:
+def read_metis(path: "str | os.PathLike[str]", check_symmetry: bool = True) -> Pattern:
     """Read a METIS graph as a symmetric pattern of edge weights.
+
+    ``check_symmetry=False`` accepts one-way entries, different weights for
+    the two directions and repeated neighbours (summed).
 
     Examples
     --------
@@ -57,7 +69,7 @@ def read_metis(path: "str | os.PathLike[str]") -> Pattern:
     ignored = [w for w, present in (("vertex sizes", sizes), ("vertex weights", ncon > 0)) if present]
     if ignored:
         provenance["ignored"] = " and ".join(ignored)
-    fast = _read_rows(data, body_at, n, m, int(sizes) + ncon, weighted, provenance)
+    fast = _read_rows(data, body_at, n, m, int(sizes) + ncon, weighted, provenance, check_symmetry)
     if fast is not None:
         return fast
     block = parse_block(path, data, header_line + 1, integer=True, comment=b"%", whole_line_comments=True,
@@ -105,10 +117,17 @@ def read_metis(path: "str | os.PathLike[str]") -> Pattern:
     if bad.size:
         e = bad[0]
         raise block.error(lines[src[e]], f"edge ({src[e] + 1}, {nbr[e]}) has negative weight {weight[e]}")
-    return Pattern.from_edges(src, nbr - 1, weight.astype(np.float64), None, n=n, provenance=provenance)
+    dst = nbr - 1
+    fault = unmatched(src, dst, weight, n) if check_symmetry else None
+    if fault is not None:
+        e, other, kind = fault
+        raise block.error(lines[src[e]], describe(kind, src[e] + 1, nbr[e], weight[e], weight[other]))
+    return from_entries(path, src, dst, weight.astype(np.float64), None, n, provenance,
+                        lambda e: block.first_line + int(lines[src[e]]))
 
 
-def _read_rows(data, body_at: int, n: int, m: int, head: int, weighted: bool, provenance: dict) -> Pattern | None:
+def _read_rows(data, body_at: int, n: int, m: int, head: int, weighted: bool, provenance: dict,
+               check_symmetry: bool) -> Pattern | None:
     """The pattern straight from C when line ``i`` of the body is vertex ``i`` (no comment
     lines) and every number is valid: the rows come out as CSR arrays.  None sends the file
     to the checks of :func:`read_metis`, which name what is wrong."""
@@ -117,6 +136,8 @@ def _read_rows(data, body_at: int, n: int, m: int, head: int, weighted: bool, pr
     if rows is None or int(rows[0][-1]) != 2 * m:
         return None
     row_ptr, dst, weight = rows
+    if check_symmetry and unmatched(np.repeat(np.arange(n), np.diff(row_ptr)), dst, weight, n) is not None:
+        return None
     return Pattern._adopt(n, None, dst, weight, None, provenance, row_ptr=row_ptr)
 
 
@@ -153,6 +174,7 @@ def _header(path: str, data: bytes) -> tuple[int, int, bool, int, bool, int, int
             raise FormatError(f"{path}:{lineno}: {n} vertices is outside 1 .. 2^31-1")
         if m >= 2**62 or ncon >= 2**31:
             raise FormatError(f"{path}:{lineno}: m={m} or ncon={ncon} is beyond any graph a file can hold")
+        check_count(f"{path}:{lineno}", "vertices (a line each)", n, len(data) - offset, 1)
         return n, m, sizes, ncon, weighted, lineno, offset
     raise FormatError(f"{path}: no METIS header line (empty file?)")
 

@@ -29,6 +29,8 @@ Choices the source leaves open:
   communicator name into ``provenance["communicators"]``, not the pattern.
 * Zero-byte entries (synchronisation messages) leave the pattern like every
   zero-byte entry; their message count is kept in ``provenance["zero_byte_msgs"]``.
+  Bytes in zero messages cannot be sent: such a line is an error, as is a
+  count past the double range.
 * Consistency: one file per rank ``0..N-1``; each file's ``<me>`` is its
   rank; every peer and every rank of a ``procs:`` list is below ``N``;
   ``MPI_COMM_WORLD`` lists exactly ``N`` ranks.
@@ -45,6 +47,7 @@ import numpy as np
 from .. import _core
 from ..errors import FormatError
 from ..pattern import Pattern
+from ._limits import from_entries
 from ._ranks import rank_files
 from ._text import check_text_line, iter_lines, read_bytes
 
@@ -130,16 +133,22 @@ def read_ompi_monitoring(path: "str | os.PathLike[str] | Sequence[str | os.PathL
             r = int(file_rank[i])
             raise run.error(at[i], f"the file is rank {r}'s, but this line is rank {me[i]}'s" if me[i] != r else
                             f"peer {peer[i]} is out of range: {n} ranks have files (missing files?)")
+    bad = np.flatnonzero(~np.isfinite(nbytes) | ~np.isfinite(nmsgs) | ((nbytes > 0) & (nmsgs == 0)))
+    if bad.size:
+        i = int(bad[0])
+        raise run.error(at[i], f"{table[i, 3][:40].decode()} bytes in {table[i, 4][:40].decode()} messages "
+                               + ("is beyond the double range" if not np.isfinite(nbytes[i] + nmsgs[i]) else
+                                  "(bytes without messages)"))
     communicators = run.communicators()
     by_kind_bytes = {k.decode(): float(nbytes[kind == k].sum()) for k in np.unique(kind)}
     by_kind_msgs = {k.decode(): float(nmsgs[kind == k].sum()) for k in np.unique(kind)}
-    src, dst, nbytes, nmsgs, provenance = _selected(kind, me, peer, nbytes, nmsgs, wanted, label, n, by_kind_bytes,
-                                                    by_kind_msgs, communicators)
-    return Pattern.from_edges(src, dst, nbytes, nmsgs, n=n, provenance=provenance)
+    src, dst, nbytes, nmsgs, provenance, kept = _selected(kind, me, peer, nbytes, nmsgs, wanted, label, n,
+                                                          by_kind_bytes, by_kind_msgs, communicators)
+    return from_entries(label, src, dst, nbytes, nmsgs, n, provenance, lambda i: run.where(int(at[kept][i])))
 
 
 def _selected(kind, me, peer, nbytes, nmsgs, wanted, label, n, by_kind_bytes, by_kind_msgs, communicators):
-    """The entries of the wanted kinds (R transposed) and the provenance."""
+    """The entries of the wanted kinds (R transposed), the provenance and which entries were kept."""
     keep = np.isin(kind, [k.encode() for k in wanted])
     transposed = kind == b"R"
     src = np.where(transposed, peer, me)[keep]
@@ -152,7 +161,7 @@ def _selected(kind, me, peer, nbytes, nmsgs, wanted, label, n, by_kind_bytes, by
         "bytes_by_kind": by_kind_bytes, "msgs_by_kind": by_kind_msgs,
         "zero_byte_msgs": float(nmsgs[nbytes == 0].sum()), "communicators": communicators,
     }
-    return src, dst, nbytes, nmsgs, provenance
+    return src, dst, nbytes, nmsgs, provenance, keep
 
 
 def _read_scanned(files: list[str], label: str, wanted: tuple[str, ...]) -> Pattern | None:
@@ -169,10 +178,12 @@ def _read_scanned(files: list[str], label: str, wanted: tuple[str, ...]) -> Patt
     if communicators is None:
         return None
     nbytes, nmsgs = rec["bytes"], rec["msgs"]
+    if ((nbytes > 0) & (nmsgs == 0)).any() or not (np.isfinite(nbytes).all() and np.isfinite(nmsgs).all()):
+        return None
     by_kind_bytes = {k.decode(): float(nbytes[kind == k].sum()) for k in np.unique(kind)}
     by_kind_msgs = {k.decode(): float(nmsgs[kind == k].sum()) for k in np.unique(kind)}
-    src, dst, nbytes, nmsgs, provenance = _selected(kind, me, peer, nbytes, nmsgs, wanted, label, n, by_kind_bytes,
-                                                    by_kind_msgs, communicators)
+    src, dst, nbytes, nmsgs, provenance, _ = _selected(kind, me, peer, nbytes, nmsgs, wanted, label, n,
+                                                       by_kind_bytes, by_kind_msgs, communicators)
     return Pattern._adopt(n, src, dst, nbytes, nmsgs, provenance)
 
 
@@ -246,11 +257,15 @@ class _Run:
         """File index of the lines after the newlines at offsets ``at``."""
         return np.searchsorted(self.starts, at, side="right") - 1
 
-    def error(self, at: int, message: str) -> FormatError:
-        """``message`` naming the file and line after the newline at offset ``at``."""
+    def where(self, at: int) -> str:
+        """``file:line`` of the line after the newline at offset ``at``."""
         r = int(self.file_of(np.array([at]))[0])
         lineno = self.text.count(b"\n", self.starts[r], at + 1)
-        return FormatError(f"{self.files[r]}:{lineno}: {message}")
+        return f"{self.files[r]}:{lineno}"
+
+    def error(self, at: int, message: str) -> FormatError:
+        """``message`` naming the file and line after the newline at offset ``at``."""
+        return FormatError(f"{self.where(at)}: {message}")
 
     def p2p_rows(self) -> tuple[np.ndarray, np.ndarray]:
         """(kind, me, peer, bytes, msgs) of every point-to-point line, and where each starts.

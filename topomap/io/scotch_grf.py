@@ -19,6 +19,11 @@ Choices the source leaves open:
 * ``baseval`` must be 0 or 1; vertex loads are checked (non-negative) and
   ignored (provenance says so); ``edgenbr`` must equal the sum of degrees and
   nothing may follow the last vertex.
+* Before anything is allocated the header is checked against the file: each
+  vertex takes at least 2 bytes (its degree and a separator).
+* The graph must be undirected, as Scotch requires: every arc has its
+  reverse arc with the same load, and no vertex lists a neighbour twice.
+  ``check_symmetry=False`` reads the arcs as they are (repeats summed).
 * The writer needs a symmetric pattern with integer volumes (see
   :mod:`topomap.io.metis`) and writes ``baseval`` 0, flag ``010`` (edge
   loads), one vertex per line; message counts are not part of the format.
@@ -33,12 +38,16 @@ import numpy as np
 from ..errors import FormatError
 from ..pattern import Pattern
 from ._format import write_adjacency
+from ._limits import check_count, from_entries
 from ._text import _INT_RE, iter_lines, parse_block, parse_rows, read_text
-from ._undirected import undirected_weights
+from ._undirected import describe, undirected_weights, unmatched
 
 
-def read_scotch_grf(path: "str | os.PathLike[str]") -> Pattern:
+def read_scotch_grf(path: "str | os.PathLike[str]", check_symmetry: bool = True) -> Pattern:
     """Read a Scotch source graph as a symmetric pattern of edge loads.
+
+    ``check_symmetry=False`` accepts one-way arcs, different loads for the two
+    directions and repeated neighbours (summed).
 
     Examples
     --------
@@ -50,7 +59,7 @@ def read_scotch_grf(path: "str | os.PathLike[str]") -> Pattern:
     """
     path = os.fspath(path)
     data = read_text(path)
-    fast = _read_rows(path, data)
+    fast = _read_rows(path, data, check_symmetry)
     if fast is not None:
         return fast
     block = parse_block(path, data, 1, integer=True)
@@ -74,6 +83,9 @@ def read_scotch_grf(path: "str | os.PathLike[str]") -> Pattern:
     labels, weighted, loads = flag >= 100, (flag // 10) % 10 == 1, flag % 10 == 1
     head = int(labels) + int(loads)
     step = 2 if weighted else 1
+    if vals.size - 5 < n * (head + 1):  # before _walk allocates per vertex
+        raise fail(vals.size - 1, f"truncated: vertnbr {n} needs {n * (head + 1)} numbers after the header, "
+                                  f"the file has {vals.size - 5}")
     provenance = _provenance(path, weighted, loads)
     lines = _vertex_lines(block, n, head, step)
     degree_at, degree = _walk(vals, 5, n, head, step, fail) if lines is None else lines
@@ -106,7 +118,13 @@ def read_scotch_grf(path: "str | os.PathLike[str]") -> Pattern:
     bad = np.flatnonzero(weight < 0)
     if bad.size:
         raise fail(int(arc[bad[0]]), f"edge load {weight[bad[0]]} is negative")
-    return Pattern.from_edges(np.repeat(ids, degree), end, weight.astype(np.float64), None, n=n, provenance=provenance)
+    src = np.repeat(ids, degree)
+    fault = unmatched(src, end, weight, n) if check_symmetry else None
+    if fault is not None:
+        e, other, kind = fault
+        raise fail(int(arc[e] + step - 1), describe(kind, src[e] + base, end[e] + base, weight[e], weight[other]))
+    return from_entries(path, src, end, weight.astype(np.float64), None, n, provenance,
+                        lambda e: block.line_of(int(arc[e] + step - 1)))
 
 
 def _provenance(path: str, weighted: bool, loads: bool) -> dict:
@@ -118,7 +136,7 @@ def _provenance(path: str, weighted: bool, loads: bool) -> dict:
     return provenance
 
 
-def _read_rows(path: str, data) -> Pattern | None:
+def _read_rows(path: str, data, check_symmetry: bool) -> Pattern | None:
     """The pattern straight from C when the header ends a line and every vertex is on a line
     of its own without a label (as Scotch and topomap write graphs): the rows come out as CSR
     arrays.  None sends the file to the checks of :func:`read_scotch_grf`."""
@@ -136,12 +154,20 @@ def _read_rows(path: str, data) -> Pattern | None:
     if version != 0 or not 1 <= n < 2**31 or arcs < 0 or base not in (0, 1) or flag not in (0, 1, 10, 11):
         return None
     weighted, loads = flag >= 10, flag % 10 == 1
+    check_count(f"{path}:{_line_of_offset(data, body_at)}", "vertices", n, len(data) - body_at, 2)
     rows = parse_rows(data, n, head=int(loads), degree=True, step=2 if weighted else 1, weight_first=True, base=base,
                       start=body_at)
     if rows is None or int(rows[0][-1]) != arcs:
         return None
     row_ptr, dst, weight = rows
+    if check_symmetry and unmatched(np.repeat(np.arange(n), np.diff(row_ptr)), dst, weight, n) is not None:
+        return None
     return Pattern._adopt(n, None, dst, weight, None, _provenance(path, weighted, loads), row_ptr=row_ptr)
+
+
+def _line_of_offset(data, offset: int) -> int:
+    """Line number of the header's last line (the one before ``offset``)."""
+    return data[:offset].count(b"\n")
 
 
 def _vertex_lines(block, n: int, head: int, step: int) -> tuple[np.ndarray, np.ndarray] | None:

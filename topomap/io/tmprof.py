@@ -19,6 +19,12 @@ One line per (sender, receiver) pair that exchanged anything, sorted by
 ``(src, dst)``: point-to-point bytes and messages, then the bytes and
 messages of collectives expanded by the stated models (zero when
 collectives were not counted).  Ranks are ``MPI_COMM_WORLD`` ranks.
+
+Counts are 64-bit (the profiler's ``int64_t``): a larger number is refused
+naming its line; bytes of a pair's columns are summed as doubles, so the sum
+of two large counts cannot wrap around.  ``# ranks:`` may declare at most
+``max_processes`` (default :data:`topomap.io.MAX_PROCESSES`) ranks beyond the
+``2 k`` that ``k`` rows can name.
 """
 
 from __future__ import annotations
@@ -28,8 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import FormatError, PatternError
+from ..errors import FormatError
 from ..pattern import Pattern
+from ._limits import check_processes, from_entries
+from ._text import read_bytes
 
 __all__ = ["read_tmprof", "write_tmprof", "MAGIC"]
 
@@ -38,12 +46,16 @@ _COLUMNS = "src dst bytes msgs coll_bytes coll_msgs"
 _WHAT = ("all", "p2p", "collectives")
 
 
-def _header(path: str, lines: list[str]) -> tuple[dict[str, str], int]:
-    """Header ``key: value`` pairs and the number of header lines."""
+_INT64_MAX = 2**63 - 1
+
+
+def _header(path: str, lines: list[str]) -> tuple[dict[str, str], dict[str, int], int]:
+    """Header ``key: value`` pairs, the line of each key, and the number of header lines."""
     if not lines or lines[0].rstrip("\n") != MAGIC:
         first = lines[0].rstrip("\n")[:60] if lines else ""
         raise FormatError(f"{path}:1: not a topomap profile: expected {MAGIC!r}, got {first!r}")
     head: dict[str, str] = {}
+    at: dict[str, int] = {}
     count = 1
     for lineno, line in enumerate(lines[1:], 2):
         if not line.startswith("#"):
@@ -52,19 +64,20 @@ def _header(path: str, lines: list[str]) -> tuple[dict[str, str], int]:
         if not sep:
             raise FormatError(f"{path}:{lineno}: header line without 'key: value': {line.strip()!r}")
         head[key.strip()] = value.strip()
+        at[key.strip()] = lineno
         count = lineno
     for key in ("ranks", "columns"):
         if key not in head:
             raise FormatError(f"{path}: header has no '{key}:' line")
     if head["columns"] != _COLUMNS:
-        raise FormatError(f"{path}: columns are {head['columns']!r}, expected {_COLUMNS!r}")
-    if not head["ranks"].isdigit() or int(head["ranks"]) < 1:
-        raise FormatError(f"{path}: 'ranks: {head['ranks']}' is not a positive integer")
+        raise FormatError(f"{path}:{at['columns']}: columns are {head['columns']!r}, expected {_COLUMNS!r}")
+    if not (head["ranks"].isascii() and head["ranks"].isdigit()) or not 1 <= int(head["ranks"]) < 2**31:
+        raise FormatError(f"{path}:{at['ranks']}: 'ranks: {head['ranks']}' is not a positive integer below 2^31")
     failed = head.get("failed_ranks", "none")
     if failed != "none":
-        raise FormatError(f"{path}: ranks {failed} lost their counts (out of memory during the run); "
-                          "the profile is incomplete")
-    return head, count
+        raise FormatError(f"{path}:{at['failed_ranks']}: ranks {failed} lost their counts (out of memory during "
+                          "the run); the profile is incomplete")
+    return head, at, count
 
 
 def _rows(path: str, lines: list[str], first: int, n: int) -> np.ndarray:
@@ -75,8 +88,12 @@ def _rows(path: str, lines: list[str], first: int, n: int) -> np.ndarray:
         parts = line.split()
         if not parts:
             continue
-        if len(parts) != 6 or not all(p.isdigit() for p in parts):
+        if len(parts) != 6 or not all(p.isascii() and p.isdigit() for p in parts):
             raise FormatError(f"{path}:{lineno}: expected 6 non-negative integers ({_COLUMNS}), got {line.strip()!r}")
+        big = [p for p in parts if len(p.lstrip("0")) > 19 or int(p) > _INT64_MAX]  # short-circuit: no 4300-digit int()
+        if big:
+            raise FormatError(f"{path}:{lineno}: {big[0][:40]} is out of the 64-bit integer range the profiler "
+                              "counts in")
         vals = [int(p) for p in parts]
         if vals[0] >= n or vals[1] >= n:
             raise FormatError(f"{path}:{lineno}: rank {max(vals[0], vals[1])} is out of range [0, {n})")
@@ -89,7 +106,7 @@ def _rows(path: str, lines: list[str], first: int, n: int) -> np.ndarray:
     return rows[:k]
 
 
-def read_tmprof(path: "str | os.PathLike[str]", what: str = "all") -> Pattern:
+def read_tmprof(path: "str | os.PathLike[str]", what: str = "all", max_processes: int | None = None) -> Pattern:
     """Read a profile of the topomap PMPI profiler.
 
     Parameters
@@ -100,6 +117,9 @@ def read_tmprof(path: "str | os.PathLike[str]", what: str = "all") -> Pattern:
         Which traffic becomes the pattern: point-to-point messages,
         collectives (as expanded by the profiler's models; zero unless the
         run counted them) or both summed.
+    max_processes : int, optional
+        How many ranks ``# ranks:`` may declare beyond the ``2 k`` that ``k``
+        rows name (default :data:`topomap.io.MAX_PROCESSES`).
 
     Returns
     -------
@@ -112,8 +132,9 @@ def read_tmprof(path: "str | os.PathLike[str]", what: str = "all") -> Pattern:
     ------
     FormatError
         Naming the file and line: wrong magic line, missing header keys,
-        malformed or out-of-order rows, ranks out of range, or a profile
-        whose ranks lost their counts.
+        malformed or out-of-order rows, ranks out of range, counts beyond
+        64 bits, more ranks than allowed, or a profile whose ranks lost
+        their counts.
 
     Examples
     --------
@@ -131,34 +152,39 @@ def read_tmprof(path: "str | os.PathLike[str]", what: str = "all") -> Pattern:
     path = os.fspath(path)
     if what not in _WHAT:
         raise ValueError(f"what={what!r}: expected one of {', '.join(_WHAT)}")
+    data = read_bytes(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.readlines()
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot open ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise FormatError(f"{path}: not UTF-8 text (binary file?)") from None
-    head, first = _header(path, lines)
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        lineno = data.count(b"\n", 0, exc.start) + 1
+        raise FormatError(f"{path}:{lineno}: not UTF-8 text (binary file?)") from None
+    head, at, first = _header(path, lines)
     n = int(head["ranks"])
     rows = _rows(path, lines, first, n)
+    check_processes(f"{path}:{at['ranks']}", n, len(rows), max_processes)
     cols = {"all": ([2, 4], [3, 5]), "p2p": ([2], [3]), "collectives": ([4], [5])}[what]
-    byts = rows[:, cols[0]].sum(axis=1).astype(np.float64)
-    msgs = rows[:, cols[1]].sum(axis=1).astype(np.float64)
+    as_float = rows.astype(np.float64)  # sums as doubles: two int64 counts may add past 2^63
+    byts = as_float[:, cols[0]].sum(axis=1)
+    msgs = as_float[:, cols[1]].sum(axis=1)
     prov: dict[str, Any] = {
         "source": "tmprof", "file": path, "what": what, "ranks": n,
         "collectives": head.get("collectives", "off"), "mpi": head.get("mpi", "unknown"),
         "threads": head.get("threads", "single"),
-        "p2p_bytes": float(rows[:, 2].sum()), "p2p_msgs": float(rows[:, 3].sum()),
-        "coll_bytes": float(rows[:, 4].sum()), "coll_msgs": float(rows[:, 5].sum()),
+        "p2p_bytes": float(as_float[:, 2].sum()), "p2p_msgs": float(as_float[:, 3].sum()),
+        "coll_bytes": float(as_float[:, 4].sum()), "coll_msgs": float(as_float[:, 5].sum()),
     }
     if "seconds" in head:
-        prov["seconds"] = float(head["seconds"])
+        try:
+            prov["seconds"] = float(head["seconds"])
+        except ValueError:
+            raise FormatError(f"{path}:{at['seconds']}: 'seconds: {head['seconds']}' is not a number") from None
     if "outside_world" in head:
         prov["outside_world"] = head["outside_world"]
-    try:
-        return Pattern.from_edges(rows[:, 0], rows[:, 1], byts, msgs, n=n, provenance=prov)
-    except PatternError as exc:  # pragma: no cover - rows are validated above
-        raise FormatError(f"{path}: {exc}") from None
+
+    def line_of(row: int) -> int:
+        return [lineno for lineno, line in enumerate(lines[first:], first + 1) if line.split()][row]
+
+    return from_entries(path, rows[:, 0], rows[:, 1], byts, msgs, n, prov, line_of)
 
 
 def write_tmprof(pattern: Pattern, path: "str | os.PathLike[str]") -> None:
