@@ -313,3 +313,18 @@ def test_flows_inside_a_node_take_the_loopback_at_their_class_rate(sync):
                         alpha=[c.alpha for c in cls], rate=[c.bandwidth for c in cls], sync=sync,
                         python=SIMGRID_PY)
     assert np.abs(mine.finish / sg.finish - 1).max() < 1e-6
+
+
+@needs_simgrid
+def test_ranks_run_ahead_into_the_next_iteration_by_hand():
+    # 0->1 (1 GB) and 2->0 (0.25 GB) on the line 0-1-2, 1 GB/s, "ranks", 2 iterations.  Rank 2
+    # receives nothing, so both of its 2->0 leave at 0 and share links 2->1 and 1->0: both end at 0.5.
+    # Rank 0 then starts iteration 1: its second 0->1 joins the first (0.5 GB left) on link 0->1;
+    # they split it until the first ends at 1.5, and the second ends alone at 2.0
+    pat = tm.Pattern.from_edges([0, 2], [1, 0], [GB, GB // 4], n=3)
+    r = simgrid.replay(pat, tm.machine("mesh:3/1"), bandwidth=GB, latency=0.0, sync="ranks", iterations=2,
+                       python=SIMGRID_PY)
+    assert r.finish == pytest.approx(np.array([[1.5, 0.5], [2.0, 0.5]]), rel=1e-12)
+    model = TimeModel({"PE": (0, 1e12), "network": (0, 1e12)}, link_bandwidth=GB, hop_latency=0)
+    assert predict(pat, tm.machine("mesh:3/1"), [0, 1, 2], model, sync="ranks", iterations=2).finish == \
+        pytest.approx(r.finish, rel=1e-12)
