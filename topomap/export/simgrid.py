@@ -313,7 +313,8 @@ def _per_flow(value: Any, nflows: int, what: str, positive: bool, allow_inf: boo
     bad = np.isnan(arr) | (np.isinf(arr) & (not allow_inf)) | ((arr <= 0) if positive else (arr < 0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise TimeModelError(f"{what} of flow {i} is {float(arr[i])!r}; it must be {'positive' if positive else '>= 0'} "
+        need = "positive" if positive else ">= 0"
+        raise TimeModelError(f"{what} of flow {i} is {float(arr[i])!r}; it must be {need} "
                              f"and {'not NaN' if allow_inf else 'finite'}")
     return arr
 
@@ -417,8 +418,10 @@ def write_case(directory: "str | os.PathLike", work: "Pattern | Schedule", where
     >>> m = tm.machine("torus:4/1")
     >>> with tempfile.TemporaryDirectory() as d:
     ...     cmd = write_case(d, tm.generators.stencil_2d((4, 1)), m.allocate(4))
-    ...     sorted(os.listdir(d)), cmd[1:]
-    (['deployment.xml', 'flows.txt', 'platform.xml', 'simgrid_replay.py'], ['simgrid_replay.py', 'platform.xml', 'deployment.xml', 'flows.txt'])
+    ...     print(sorted(os.listdir(d)))
+    ...     print(" ".join(cmd))
+    ['deployment.xml', 'flows.txt', 'platform.xml', 'simgrid_replay.py']
+    /usr/bin/python3 simgrid_replay.py platform.xml deployment.xml flows.txt
     """
     files, _ = _case(work, where, mapping, bandwidth, latency, alpha, rate, sync, iterations, latency_on)
     return _write(directory, files)
