@@ -117,4 +117,7 @@ PyObject *pytopomap_map_kumar(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_hilbert_index(PyObject *self, PyObject *args);
 PyObject *pytopomap_hilbert_order(PyObject *self, PyObject *args);
 PyObject *pytopomap_flowsim(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pytopomap_twoopt(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pytopomap_twoopt_cost(PyObject *self, PyObject *args);
+PyObject *pytopomap_coll_build(PyObject *self, PyObject *args);
 #endif

@@ -184,6 +184,13 @@ static PyMethodDef methods[] = {
     {"flowsim", (PyCFunction)(void (*)(void))pytopomap_flowsim, METH_VARARGS | METH_KEYWORDS,
      "flowsim(machine, src_pe, dst_pe, bytes, latency, cap, stage, src_rank, dst_rank, bandwidth, nstages, nranks, "
      "sync, iterations, share, progress=None) -> dict of finish, stage_end, makespan, events, recomputes, link_bytes"},
+    {"twoopt", (PyCFunction)(void (*)(void))pytopomap_twoopt, METH_VARARGS | METH_KEYWORDS,
+     "twoopt(machine, nranks, stage_ptr, src, dst, count, pe_of, objective=0, iterations=0, t0=0, t1=0, "
+     "trace_every=0, seed=0, progress=None, what='two-opt') -> (pe_of, cost, accepted, trace)"},
+    {"twoopt_cost", pytopomap_twoopt_cost, METH_VARARGS,
+     "twoopt_cost(machine, nranks, stage_ptr, src, dst, count, pe_of, objective) -> int"},
+    {"coll_build", pytopomap_coll_build, METH_VARARGS,
+     "coll_build(op, algorithm, n, root, ppn, intra_binomial, leaders_ring, want_items) -> dict of the schedule"},
 #if TOPOMAP_HAVE_HWLOC
     {"hwloc_topology_xml", pytopomap_hwloc_topology_xml, METH_NOARGS,
      "XML of this machine's topology, discovered by libhwloc."},
