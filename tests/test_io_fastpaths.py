@@ -440,7 +440,7 @@ def test_monitoring_sections_summed_like_the_reference(tmp_path, monkeypatch):
         for d in sorted(rng.choice(ranks, 4, replace=False)):
             hist = "\t" + ",".join(str(x) for x in rng.integers(0, 3, 66)) if rng.random() < 0.5 else ""
             lines.append(f"{'EIC'[int(rng.integers(3))]}\t{r}\t{d}\t{rng.integers(0, 10**12)} bytes\t"
-                         f"{rng.integers(0, 99)} msgs sent{hist}")
+                         f"{rng.integers(1, 99)} msgs sent{hist}")  # bytes need messages
         lines.append("")
         for name, procs in (("MPI_COMM_WORLD", ",".join(map(str, range(ranks)))), ("MPI_COMM_SELF", str(r)),
                             ("split\\xff", "(null)"), ("SPLIT FROM 3", "")):

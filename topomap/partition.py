@@ -197,11 +197,17 @@ def _bounds(vw: np.ndarray, tgt: np.ndarray, caps: np.ndarray | None, imbalance:
 
 
 def _metis_ints(w: np.ndarray, minimum: int) -> np.ndarray:
-    """Integer weights for METIS (see the module docstring)."""
-    total = float(w.sum())
-    if np.array_equal(w, np.round(w)) and total < 2**31:
+    """Integer weights for METIS (see the module docstring).
+
+    Why divide by the largest weight first: the total of weights near 1e308
+    overflows, and 2^30 over a total of 1e-300 weights is infinite; ``w / max``
+    lies in [0, 1] and sums to between 1 and ``len(w)``, so the scale is finite.
+    """
+    top = float(w.max()) if w.size else 0.0
+    if np.array_equal(w, np.round(w)) and top < 2**31 and float(w.sum()) < 2**31:
         return w.astype(np.int64)
-    return np.maximum(np.round(w * (2**30 / total)), minimum).astype(np.int64)
+    share = w / top
+    return np.maximum(np.round(share * (2**30 / float(share.sum()))), minimum).astype(np.int64)
 
 
 def _run_metis(xadj: np.ndarray, adjncy: np.ndarray, adjwgt: np.ndarray, vw: np.ndarray | None, k: int,

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "topomap/error.h"
 #include "tokenize_internal.h"
 
@@ -42,11 +43,18 @@ static void *topomap_i_vec_push(topomap_i_vec *v, int64_t size)
     return at;
 }
 
-/* The whole file into v (replacing its content); 0, or -1 when it cannot be read. */
+/* The whole file into v (replacing its content); 0, or -1 when it cannot be read.  Only regular
+   files: a FIFO or a device (/dev/zero) may never end, so the Python reader, which bounds what it
+   reads from a stream, takes those. */
 static int topomap_i_slurp(const char *path, topomap_i_vec *v)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return -1;
+    }
     setvbuf(f, NULL, _IONBF, 0); /* read straight into v */
     v->len = 0;
     int rc = 0;

@@ -35,6 +35,7 @@ from ..pattern import Pattern
 from ._format import number_column, write_rows
 from ._limits import check_processes, from_entries, processes_allowed
 from ._text import check_text_line, iter_lines, parse_block, parse_table, read_text
+from .atomic import atomic_write
 
 _ALIASES = {"src": "src", "source": "src", "sender": "src", "dst": "dst", "target": "dst", "dest": "dst",
             "receiver": "dst", "bytes": "bytes", "weight": "bytes", "msgs": "msgs", "messages": "msgs",
@@ -199,7 +200,7 @@ def write_csv_edges(pattern: Pattern, path: "str | os.PathLike[str]") -> None:
         row, header = row + f",{fmt_m}", header + ",msgs"
     top = int(max(columns[0].max(), columns[1].max())) + 1 if pattern.nnz else 0
     try:
-        with open(path, "w", encoding="ascii") as fh:
+        with atomic_write(path, encoding="ascii") as fh:
             if top != pattern.n:
                 fh.write(f"# n={pattern.n}\n")
             fh.write(header + "\n")

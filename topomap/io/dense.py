@@ -10,6 +10,7 @@ from ..errors import FormatError, PatternError
 from ..pattern import Pattern
 from ._format import number_column, write_rows
 from ._text import parse_block, parse_nonzeros, read_text
+from .atomic import atomic_write
 
 _MAX_DENSE = 50_000
 
@@ -105,17 +106,6 @@ def _read_text(path: str, data) -> np.ndarray:
     return mat
 
 
-def _lines(fh, path: str):
-    """(line number, line) pairs of a file opened with ``errors="surrogateescape"``;
-    a line that is not UTF-8 raises FormatError naming it."""
-    for lineno, line in enumerate(fh, 1):
-        try:
-            line.encode("utf-8")
-        except UnicodeEncodeError:
-            raise FormatError(f"{path}:{lineno}: not UTF-8 text (binary file?)") from None
-        yield lineno, line
-
-
 def write_dense(pattern: Pattern, path: "str | os.PathLike[str]") -> None:
     """Write the dense matrix as ``.npy`` or as text (one row per line, exact decimals).
 
@@ -131,13 +121,14 @@ def write_dense(pattern: Pattern, path: "str | os.PathLike[str]") -> None:
     path = os.fspath(path)
     if pattern.n > _MAX_DENSE:
         raise FormatError(f"{path}: {pattern.n} processes is too many for a dense matrix")
-    if path.lower().endswith(".npy"):
-        np.save(path, pattern.to_dense())
-        return
-    conversion, values = number_column(pattern.to_dense().ravel())
-    n = pattern.n
     try:
-        with open(path, "w", encoding="ascii") as fh:
+        if path.lower().endswith(".npy"):
+            with atomic_write(path, "wb") as fh:
+                np.save(fh, pattern.to_dense())
+            return
+        conversion, values = number_column(pattern.to_dense().ravel())
+        n = pattern.n
+        with atomic_write(path, encoding="ascii") as fh:
             write_rows(fh, " ".join([conversion] * n) + "\n", [values[i::n] for i in range(n)])
     except OSError as exc:
         raise FormatError(f"{path}: cannot write ({exc.strerror})") from None

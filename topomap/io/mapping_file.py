@@ -10,7 +10,9 @@ import numpy as np
 
 from ..errors import FormatError
 from ..mapping import Mapping
-from .dense import _lines
+from ._format import write_rows
+from ._text import check_text_line, iter_lines, read_bytes
+from .atomic import atomic_write
 
 
 def read_mapping(path: "str | os.PathLike[str]") -> Mapping:
@@ -26,26 +28,25 @@ def read_mapping(path: "str | os.PathLike[str]") -> Mapping:
     """
     path = os.fspath(path)
     pes: list[int] = []
-    try:
-        fh = open(path, encoding="utf-8", errors="surrogateescape")
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot open ({exc.strerror})") from None
-    with fh:
-        for lineno, line in _lines(fh, path):
-            text = line.split("#", 1)[0].strip()
-            if not text:
-                continue
-            if not re.fullmatch(r"[0-9]+", text):  # ASCII digits only (str.isdigit accepts others)
-                raise FormatError(f"{path}:{lineno}: {text!r} is not a PE id (a non-negative integer)")
-            value = int(text)
-            if value >= 2**31:
-                raise FormatError(f"{path}:{lineno}: PE id {value} is out of the int32 range")
-            pes.append(value)
+    for lineno, (_, raw) in enumerate(iter_lines(read_bytes(path)), 1):
+        text = check_text_line(path, lineno, raw).split("#", 1)[0].strip()
+        if not text:
+            continue
+        if not re.fullmatch(r"[0-9]+", text):  # ASCII digits only (str.isdigit accepts others)
+            raise FormatError(f"{path}:{lineno}: {text[:60]!r} is not a PE id (a non-negative integer)")
+        if len(text) > 10 or int(text) >= 2**31:  # no int() of thousands of digits
+            raise FormatError(f"{path}:{lineno}: PE id {text[:40]} is out of the int32 range")
+        pes.append(int(text))
     if not pes:
         raise FormatError(f"{path}: no PE ids")
     return Mapping(np.array(pes, dtype=np.int32), method="file", options={"file": path})
 
 
 def write_mapping(mapping: Mapping, path: "str | os.PathLike[str]") -> None:
-    """Write ``pe_of``, one PE id per line."""
-    np.savetxt(os.fspath(path), mapping.pe_of, fmt="%d")
+    """Write ``pe_of``, one PE id per line, replacing ``path`` only once it is complete."""
+    path = os.fspath(path)
+    try:
+        with atomic_write(path, encoding="ascii") as fh:
+            write_rows(fh, "%d\n", [mapping.pe_of.astype(np.int64)])
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot write ({exc.strerror})") from None

@@ -38,6 +38,7 @@ from ..pattern import Pattern
 from ._format import number_column, write_rows
 from ._limits import check_count, check_processes, from_entries
 from ._text import check_text_line, iter_lines, parse_block, parse_table, read_text, shown
+from .atomic import atomic_write
 
 _SUPPORTED_FIELDS = ("real", "integer", "pattern")
 _SUPPORTED_SYMMETRY = ("general", "symmetric")
@@ -188,7 +189,7 @@ def write_matrix_market(pattern: Pattern, path: "str | os.PathLike[str]") -> Non
     conversion, values = number_column(pattern.bytes)
     field = "integer" if conversion == "%d" else "real"
     try:
-        with open(path, "w", encoding="ascii") as fh:
+        with atomic_write(path, encoding="ascii") as fh:
             fh.write(f"%%MatrixMarket matrix coordinate {field} general\n"
                      f"% written by topomap: bytes from row to column\n"
                      f"{pattern.n} {pattern.n} {pattern.nnz}\n")

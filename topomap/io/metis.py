@@ -44,6 +44,7 @@ from ._format import write_adjacency
 from ._limits import check_count, from_entries
 from ._text import check_text_line, iter_lines, parse_block, parse_rows, read_text
 from ._undirected import describe, undirected_weights, unmatched
+from .atomic import atomic_write
 
 
 def read_metis(path: "str | os.PathLike[str]", check_symmetry: bool = True) -> Pattern:
@@ -199,7 +200,7 @@ def write_metis(pattern: Pattern, path: "str | os.PathLike[str]") -> None:
     path = os.fspath(path)
     weights = undirected_weights(pattern, path, "METIS")
     try:
-        with open(path, "w", encoding="ascii") as fh:
+        with atomic_write(path, encoding="ascii") as fh:
             fh.write(f"{pattern.n} {pattern.nnz // 2} 1\n")
             write_adjacency(fh, pattern.indptr, [], "", [pattern.indices.astype(np.int64) + 1, weights], "%d %d")
     except OSError as exc:

@@ -41,6 +41,7 @@ from ._format import write_adjacency
 from ._limits import check_count, from_entries
 from ._text import _INT_RE, iter_lines, parse_block, parse_rows, read_text
 from ._undirected import describe, undirected_weights, unmatched
+from .atomic import atomic_write
 
 
 def read_scotch_grf(path: "str | os.PathLike[str]", check_symmetry: bool = True) -> Pattern:
@@ -230,7 +231,7 @@ def write_scotch_grf(pattern: Pattern, path: "str | os.PathLike[str]") -> None:
     path = os.fspath(path)
     weights = undirected_weights(pattern, path, "Scotch")
     try:
-        with open(path, "w", encoding="ascii") as fh:
+        with atomic_write(path, encoding="ascii") as fh:
             fh.write(f"0\n{pattern.n}\t{pattern.nnz}\n0\t010\n")
             write_adjacency(fh, pattern.indptr, [np.diff(pattern.indptr)], "%d",
                             [weights, pattern.indices.astype(np.int64)], "%d %d", sep="\t")

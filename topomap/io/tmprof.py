@@ -36,8 +36,10 @@ import numpy as np
 
 from ..errors import FormatError
 from ..pattern import Pattern
+from ._format import write_rows
 from ._limits import check_processes, from_entries
 from ._text import read_bytes
+from .atomic import atomic_write
 
 __all__ = ["read_tmprof", "write_tmprof", "MAGIC"]
 
@@ -204,7 +206,16 @@ def write_tmprof(pattern: Pattern, path: "str | os.PathLike[str]") -> None:
         i = int(np.flatnonzero(frac)[0])
         raise FormatError(f"{path}: a profile holds whole bytes; entry {i} has {pattern.bytes[i]!r}")
     msgs = np.ones(pattern.nnz) if pattern.msgs is None else np.maximum(np.round(pattern.msgs), 1)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(f"{MAGIC}\n# ranks: {pattern.n}\n# collectives: off\n# failed_ranks: none\n# columns: {_COLUMNS}\n")
-        for s, d, b, m in zip(pattern.senders(), pattern.indices, pattern.bytes, msgs):
-            fh.write(f"{s} {d} {int(b)} {int(m)} 0 0\n")
+    big = np.flatnonzero((pattern.bytes >= 2.0**63) | (msgs >= 2.0**63))
+    if big.size:
+        i = int(big[0])
+        raise FormatError(f"{path}: a profile counts in 64 bits; entry {i} has {pattern.bytes[i]!r} bytes in "
+                          f"{msgs[i]!r} messages")
+    zeros = np.zeros(pattern.nnz, dtype=np.int64)
+    try:
+        with atomic_write(path, encoding="utf-8") as fh:
+            fh.write(f"{MAGIC}\n# ranks: {pattern.n}\n# collectives: off\n# failed_ranks: none\n# columns: {_COLUMNS}\n")
+            write_rows(fh, "%d %d %d %d %d %d\n", [pattern.senders().astype(np.int64), pattern.indices.astype(np.int64),
+                                                  pattern.bytes.astype(np.int64), msgs.astype(np.int64), zeros, zeros])
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot write ({exc.strerror})") from None
