@@ -8,15 +8,18 @@
    unblock, starts the transfers due, then re-shares the links
    (flowsim_share.c) and moves the changed transfers in the heap.
 
-   A re-share fills again only the flows of rate >= x and the arrivals.
+   A re-share fills again only some flows, the others keeping their rates.
    Leaving: with x the least rate of the flows that leave, progressive
    filling below level x sees the same links fill at the same levels, as no
-   leaving flow was frozen below x, so the slower flows keep their rates.
-   For equal message sizes the fastest flows leave first, so most re-shares
-   touch few flows.  Arriving: the same argument run backwards (the old set
-   is the new one minus the arrivals) holds for any x no arrival's new rate
-   is below, and min(cap, bandwidth / transfers) over a flow's links is such
-   a bound (no link can fill below it). */
+   leaving flow was frozen below x, so the flows slower than x keep their
+   rates; the flows of rate >= x are filled again.  For equal message sizes
+   the fastest flows leave first, so most re-shares touch few flows.
+   Arriving: the arrivals (and flows of rate >= x) are filled, then every
+   flow crossing their links is checked against the bottleneck condition of
+   max-min fairness (flowsim_share.c); those that fail join with the faster
+   flows beside them and the fill runs again, until all pass, which proves
+   the allocation max-min fair, or LOCAL_ROUNDS pass and every flow is
+   filled. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,8 @@
 
 /* Finishes and starts this close (relative) to the event time join it. */
 #define BATCH_TOL 1e-11
+/* Checked local re-shares after arrivals before one of every flow. */
+#define LOCAL_ROUNDS 6
 
 typedef struct {
     double t;
@@ -63,7 +68,6 @@ typedef struct {
     int64_t *dfs;            /* scratch: heap positions still to visit */
     int32_t *arr_f;          /* scratch of one event: the flows of the transfers that start */
     int64_t narr;
-    int64_t *lact;           /* per link: transfers crossing it */
     uint32_t *umark, uepoch; /* per flow: taken into the re-share of epoch uepoch */
     /* releases waiting for their latency */
     start_entry *starts;
@@ -362,10 +366,7 @@ static int add_transfer(sim *s, int64_t inst, int32_t f, double now)
     s->arr_f[s->narr++] = f;
     if (!s->opt->share) return TOPOMAP_OK;
     /* load stays the sum of mult * rate, which a partial re-share relies on */
-    for (int64_t e = s->rptr[f]; e < s->rptr[f + 1]; e++) {
-        s->lact[s->rlinks[e]]++;
-        sh->load[s->rlinks[e]] += sh->rate[f];
-    }
+    for (int64_t e = s->rptr[f]; e < s->rptr[f + 1]; e++) sh->load[s->rlinks[e]] += sh->rate[f];
     return TOPOMAP_OK;
 }
 
@@ -389,10 +390,7 @@ static void depart(sim *s, int32_t f)
     topomap_i_share *sh = &s->sh;
     if (--sh->mult[f] == 0) topomap_i_iheap_remove(&s->fq, sh->rate, f);
     if (!s->opt->share) return;
-    for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++) {
-        s->lact[s->rlinks[k]]--;
-        sh->load[s->rlinks[k]] -= sh->rate[f];
-    }
+    for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++) sh->load[s->rlinks[k]] -= sh->rate[f];
 }
 
 static void take(sim *s, int32_t f, int32_t *nu)
@@ -426,36 +424,28 @@ static int32_t reshare_set(sim *s, double thr)
     return nu;
 }
 
-/* The level below which nothing changes (see the top of this file): the
-   least rate of the flows that left, and the least lower bound of the rate
-   of those that arrived: min(cap, bandwidth / transfers) over its links, as
-   no link of the flow fills below that level. */
-static double reshare_level(const sim *s, double slowest)
-{
-    double thr = slowest;
-    for (int64_t a = 0; a < s->narr; a++) {
-        int32_t f = s->arr_f[a];
-        double lb = s->fl->cap[f];
-        for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++)
-            lb = fmin(lb, s->opt->bandwidth[s->rlinks[k]] / (double)s->lact[s->rlinks[k]]);
-        thr = fmin(thr, lb);
-    }
-    return thr * (1 - 1e-9);
-}
-
 /* Re-share after an event, then give the transfers of the flows whose rate
    changed their new finish times. */
 static void reshare(sim *s, double slowest, double now)
 {
     topomap_i_share *sh = &s->sh;
-    int32_t nu = reshare_set(s, reshare_level(s, slowest));
-    if (!nu) return;
-    /* every transferring flow: loads from zero, which also drops the rounding of the partial ones */
-    int full = nu == s->fq.n;
-    for (int32_t i = 0; i < nu; i++) s->old_rate[s->ubuf[i]] = sh->rate[s->ubuf[i]];
-    topomap_i_share_begin(sh);
-    topomap_i_share_fill(sh, s->ubuf, nu, full);
-    s->recomputes++;
+    int32_t nu = reshare_set(s, slowest * (1 - 1e-9)), before = 0;
+    int full = 0;
+    for (int round = 0; nu; round++) {
+        for (int32_t i = before; i < nu; i++) s->old_rate[s->ubuf[i]] = sh->rate[s->ubuf[i]];
+        before = nu;
+        /* every transferring flow: loads from zero, which also drops the rounding of the partial ones */
+        full = nu == s->fq.n;
+        topomap_i_share_begin(sh);
+        topomap_i_share_fill(sh, s->ubuf, nu, full);
+        s->recomputes++;
+        if (full || !s->narr) break; /* leaving alone needs no check */
+        int64_t failed;
+        nu = topomap_i_share_check(sh, s->umark, s->uepoch, s->ubuf, nu, &failed);
+        if (!failed) break;
+        if (nu == before || round + 1 == LOCAL_ROUNDS) /* no headway: fill them all */
+            for (int64_t i = 0; i < s->fq.n; i++) take(s, (int32_t)s->fq.ids[i], &nu);
+    }
     for (int32_t i = 0; i < nu; i++) {
         int32_t f = s->ubuf[i];
         double r0 = s->old_rate[f], r = sh->rate[f];
@@ -532,7 +522,6 @@ static void sim_free(sim *s)
     free(s->fhead);
     free(s->dfs);
     free(s->arr_f);
-    free(s->lact);
     free(s->umark);
     topomap_i_iheap_free(&s->tq);
     topomap_i_iheap_free(&s->fq);
@@ -586,10 +575,9 @@ int topomap_flowsim(const topomap_machine *m, const topomap_flows *flows, const 
         s.dfs = malloc(((size_t)s.F + 1) * sizeof *s.dfs);
         s.fhead = malloc(((size_t)s.F + 1) * sizeof *s.fhead);
         s.umark = calloc((size_t)s.F + 1, sizeof *s.umark);
-        s.lact = calloc((size_t)topomap_machine_nlinks(m) + 1, sizeof *s.lact);
         s.fq.max = 1;
         s.free_slot = -1;
-        if (!s.ubuf || !s.old_rate || !s.dfs || !s.fhead || !s.umark || !s.lact || topomap_i_iheap_reserve(&s.fq, (int64_t)s.F + 1))
+        if (!s.ubuf || !s.old_rate || !s.dfs || !s.fhead || !s.umark || topomap_i_iheap_reserve(&s.fq, (int64_t)s.F + 1))
             rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator");
         else
             for (int32_t f = 0; f < s.F; f++) s.fhead[f] = -1;

@@ -28,8 +28,13 @@ typedef struct {
     int64_t *start; /* per link: its flows in lflows[start[l] .. start[l] + deg[l]) */
     int32_t *deg;
     int32_t *lflows;
-    int32_t *touched;
+    int32_t *touched, ntouched; /* the links of the last allocation's flows */
     uint32_t *link_mark, *frozen_mark;
+    /* every flow of each link (CSR), for the bottleneck check */
+    int64_t *lptr;
+    int32_t *lfl;
+    double *lmax;               /* per link: the fastest rate on it, when lmax_mark is current */
+    uint32_t *lmax_mark, *checked_mark;
     uint32_t epoch;
     struct topomap_i_fs_entry *heap;
     int64_t heap_cap;
@@ -44,6 +49,14 @@ void topomap_i_share_begin(topomap_i_share *s);
    keep their rates and load (u must then hold every transferring flow whose
    rate is >= some level that no flow outside u reaches; see flowsim.c). */
 void topomap_i_share_fill(topomap_i_share *s, const int32_t *u, int32_t nu, int full);
+/* After a fill of u[0..nu) with the other flows kept, check Bertsekas &
+   Gallager's condition (every flow has a full link where no flow is faster,
+   or runs at its cap) for the flows crossing the filled links.  Each flow
+   that fails joins u, with the faster flows on its links (u[nu..], marked
+   umark[f] = uepoch; members of u are those so marked).  Returns the new
+   nu; *failed counts the flows that failed. */
+int32_t topomap_i_share_check(topomap_i_share *s, uint32_t *umark, uint32_t uepoch, int32_t *u, int32_t nu,
+                              int64_t *failed);
 
 /* Indexed binary heap (flowsim_heap.c): ids 0..cap-1 ordered by key[id],
    smallest first (max = 0) or largest first; pos[id] = -1 when absent.  The

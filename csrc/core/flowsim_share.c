@@ -68,11 +68,23 @@ int topomap_i_share_init(topomap_i_share *s, const topomap_i_routes *r)
     s->link_mark = calloc(nl, sizeof *s->link_mark);
     s->frozen_mark = calloc(nf, sizeof *s->frozen_mark);
     s->heap = malloc((size_t)s->heap_cap * sizeof *s->heap);
+    s->lptr = calloc(nl + 1, sizeof *s->lptr);
+    s->lfl = malloc(((size_t)r->ptr[r->nflows] + 1) * sizeof *s->lfl);
+    s->lmax = malloc(nl * sizeof *s->lmax);
+    s->lmax_mark = calloc(nl, sizeof *s->lmax_mark);
+    s->checked_mark = calloc(nf, sizeof *s->checked_mark);
     if (!s->mult || !s->rate || !s->load || !s->resid || !s->cnt || !s->start || !s->deg || !s->lflows ||
-        !s->touched || !s->link_mark || !s->frozen_mark || !s->heap) {
+        !s->touched || !s->link_mark || !s->frozen_mark || !s->heap || !s->lptr || !s->lfl || !s->lmax ||
+        !s->lmax_mark || !s->checked_mark) {
         topomap_i_share_free(s);
         return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator's rates");
     }
+    for (int64_t k = 0; k < r->ptr[r->nflows]; k++) s->lptr[r->links[k] + 1]++;
+    for (int32_t l = 0; l < r->nlinks; l++) s->lptr[l + 1] += s->lptr[l];
+    for (int32_t f = 0; f < r->nflows; f++)
+        for (int64_t k = r->ptr[f]; k < r->ptr[f + 1]; k++) s->lfl[s->lptr[r->links[k]]++] = f;
+    for (int32_t l = r->nlinks; l > 0; l--) s->lptr[l] = s->lptr[l - 1];
+    s->lptr[0] = 0;
     return TOPOMAP_OK;
 }
 
@@ -90,14 +102,19 @@ void topomap_i_share_free(topomap_i_share *s)
     free(s->link_mark);
     free(s->frozen_mark);
     free(s->heap);
+    free(s->lptr);
+    free(s->lfl);
+    free(s->lmax);
+    free(s->lmax_mark);
+    free(s->checked_mark);
     *s = (topomap_i_share){0};
 }
 
 void topomap_i_share_begin(topomap_i_share *s)
 {
     if (++s->epoch == 0) { /* wrapped: old marks could look current */
-        for (int32_t l = 0; l <= s->r->nlinks; l++) s->link_mark[l] = 0;
-        for (int32_t f = 0; f <= s->r->nflows; f++) s->frozen_mark[f] = 0;
+        for (int32_t l = 0; l <= s->r->nlinks; l++) s->link_mark[l] = s->lmax_mark[l] = 0;
+        for (int32_t f = 0; f <= s->r->nflows; f++) s->frozen_mark[f] = s->checked_mark[f] = 0;
         s->epoch = 1;
     }
 }
@@ -139,6 +156,7 @@ void topomap_i_share_fill(topomap_i_share *s, const int32_t *u, int32_t nu, int 
             if (!full) s->load[l] -= s->mult[f] * s->rate[f];
         }
     }
+    s->ntouched = nt;
     int64_t pos = 0, nh = 0;
     for (int32_t i = 0; i < nt; i++) {
         int32_t l = s->touched[i];
@@ -175,4 +193,62 @@ void topomap_i_share_fill(topomap_i_share *s, const int32_t *u, int32_t nu, int 
             if (s->frozen_mark[f] != s->epoch) freeze(s, f, level, l, &nh);
         }
     }
+}
+
+/* Relative slack of the check: rates and loads carry rounding. */
+#define CHECK_TOL 1e-9
+
+static double link_max(topomap_i_share *s, int32_t l)
+{
+    if (s->lmax_mark[l] == s->epoch) return s->lmax[l];
+    double mx = 0;
+    for (int64_t k = s->lptr[l]; k < s->lptr[l + 1]; k++)
+        if (s->mult[s->lfl[k]] > 0) mx = fmax(mx, s->rate[s->lfl[k]]);
+    s->lmax_mark[l] = s->epoch;
+    return s->lmax[l] = mx;
+}
+
+static int bottlenecked(topomap_i_share *s, int32_t f)
+{
+    const topomap_i_routes *r = s->r;
+    double x = s->rate[f];
+    if (x >= r->cap[f] * (1 - CHECK_TOL)) return 1;
+    for (int64_t k = r->ptr[f]; k < r->ptr[f + 1]; k++) {
+        int32_t l = r->links[k];
+        if (s->load[l] >= r->bw[l] * (1 - CHECK_TOL) && x >= link_max(s, l) * (1 - CHECK_TOL)) return 1;
+    }
+    return 0;
+}
+
+static void join(uint32_t *umark, uint32_t uepoch, int32_t *u, int32_t *nu, int32_t f)
+{
+    if (umark[f] == uepoch) return;
+    umark[f] = uepoch;
+    u[(*nu)++] = f;
+}
+
+int32_t topomap_i_share_check(topomap_i_share *s, uint32_t *umark, uint32_t uepoch, int32_t *u, int32_t nu,
+                              int64_t *failed)
+{
+    const topomap_i_routes *r = s->r;
+    *failed = 0;
+    for (int32_t i = 0; i < s->ntouched; i++) {
+        int32_t l = s->touched[i];
+        for (int64_t k = s->lptr[l]; k < s->lptr[l + 1]; k++) {
+            int32_t f = s->lfl[k];
+            if (s->mult[f] == 0 || s->checked_mark[f] == s->epoch) continue;
+            s->checked_mark[f] = s->epoch;
+            if (bottlenecked(s, f)) continue;
+            (*failed)++;
+            join(umark, uepoch, u, &nu, f);
+            for (int64_t e = r->ptr[f]; e < r->ptr[f + 1]; e++) {
+                int32_t m = r->links[e];
+                for (int64_t j = s->lptr[m]; j < s->lptr[m + 1]; j++) {
+                    int32_t g = s->lfl[j];
+                    if (s->mult[g] > 0 && s->rate[g] > s->rate[f]) join(umark, uepoch, u, &nu, g);
+                }
+            }
+        }
+    }
+    return nu;
 }
