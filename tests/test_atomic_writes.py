@@ -27,6 +27,14 @@ CASES = {
         from topomap.cli import main
         sys.exit(main(["map", "stencil2d:16x16", "torus:4x4/16", "-o", OUT, "--format", "node"]))
     """,
+    "map -o (PE format, io.write_mapping)": """
+        from topomap.cli import main
+        sys.exit(main(["map", "stencil2d:16x16", "torus:4x4/16", "-o", OUT]))
+    """,
+    "convert": """
+        from topomap.cli import main
+        sys.exit(main(["convert", "stencil2d:16x16", OUT]))
+    """,
     "launch-file -o": """
         from topomap.cli import main
         sys.exit(main(["launch-file", "hostfile", "stencil2d:16x16", "torus:4x4/16", "-o", OUT]))
@@ -70,7 +78,7 @@ CASES = {
         profiler.profile([sys.executable, "-c", script], OUT, library=os.devnull, launcher="env")
     """,
 }
-SUFFIX = {"compare --csv": ".csv", "experiments.save": ".csv", "fabric.write_json": ".json",
+SUFFIX = {"convert": ".mtx", "compare --csv": ".csv", "experiments.save": ".csv", "fabric.write_json": ".json",
           "profile -o X.tmprof": ".tmprof"}
 
 
