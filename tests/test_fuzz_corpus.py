@@ -61,7 +61,10 @@ def test_every_target_has_a_corpus_and_every_corpus_a_target():
 
 def test_the_issue_cases_are_in_the_corpus():
     names = {p.name for files in _corpus().values() for p in files}
-    for case in ("issue19-6-shortcut-100000", "issue19-6-circulant-918636", "issue19-6-hostlist",
+    for case in ("issue19-1-header-n", "issue19-1-size-line", "issue19-1-15-bytes", "issue19-1-ranks",
+                 "issue19-2-overflow", "issue19-2-seconds", "issue19-2-encoding", "issue19-3-inf-sum",
+                 "issue19-4-asymmetric", "issue19-4-bytes-without-messages", "issue19-4-half-message",
+                 "issue19-6-shortcut-100000", "issue19-6-circulant-918636", "issue19-6-hostlist",
                  "issue19-6-2.88M", "issue19-6-count"):
         assert case in names
 
