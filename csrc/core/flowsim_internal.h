@@ -21,7 +21,7 @@ typedef struct {
     const topomap_i_routes *r;
     int32_t *mult;  /* per flow; kept by the caller */
     double *rate;   /* per flow */
-    double *load;   /* per link; the caller subtracts a departing instance's rate */
+    double *load;   /* per link; the caller adds an arriving instance's rate and subtracts a departing one's */
     /* scratch of one allocation */
     double *resid;  /* per link: capacity left to the flows not frozen yet */
     int64_t *cnt;   /* per link: instances not frozen yet */
@@ -44,10 +44,11 @@ int topomap_i_share_init(topomap_i_share *s, const topomap_i_routes *r);
 void topomap_i_share_free(topomap_i_share *s);
 /* Start a new allocation (forgets the marks of the last one). */
 void topomap_i_share_begin(topomap_i_share *s);
-/* Give the nu flows u[] their max-min fair rates.  full: u holds every
+/* Give the nu flows u[] the max-min fair rates of what the other flows
+   leave them (progressive filling of u alone).  full: u holds every
    transferring flow and loads start from zero; else the flows outside u
-   keep their rates and load (u must then hold every transferring flow whose
-   rate is >= some level that no flow outside u reaches; see flowsim.c). */
+   keep their rates and load.  When that is the max-min allocation of all
+   of them: flowsim.c. */
 void topomap_i_share_fill(topomap_i_share *s, const int32_t *u, int32_t nu, int full);
 /* After a fill of u[0..nu) with the other flows kept, check Bertsekas &
    Gallager's condition (every flow has a full link where no flow is faster,

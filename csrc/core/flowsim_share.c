@@ -6,10 +6,17 @@
    The next link to fill is the one of least resid/cnt (capacity left per
    unfrozen instance).  Freezing a flow at level x <= resid/cnt of any of its
    links only raises that link's share ((R - m x) / (c - m) >= R / c), so a
-   lazy min-heap works: a link is pushed again with its new key, and an entry
-   whose key no longer matches the link is stale and skipped.  A cap is a
-   link of its own flow, as a heap entry of its own (id -1 - f).  The cost
-   is O(H log H) for H route entries of the flows being filled. */
+   lazy min-heap works: a link's entry keeps the key it was pushed with, a
+   lower bound of its share; popped, an entry below the link's share goes
+   back with the share, and one that matches is the true minimum.  A cap is
+   a link of its own flow, as a heap entry of its own (id -1 - f).  The
+   cost is O(H + P log L) for H route entries of the flows being filled, L
+   links and caps and P pops.
+
+   topomap_i_share_check tests the result against the bottleneck
+   characterization (ibid.): an allocation is max-min fair if and only if
+   every flow crosses a full link on which no flow is faster (or runs at its
+   cap). */
 #include <math.h>
 #include <stdlib.h>
 #include "flowsim_internal.h"
@@ -54,8 +61,8 @@ int topomap_i_share_init(topomap_i_share *s, const topomap_i_routes *r)
     size_t nl = (size_t)r->nlinks + 1, nf = (size_t)r->nflows + 1;
     s->r = r;
     s->epoch = 0;
-    /* one push per link, per cap and per (flow, link) freeze at most */
-    s->heap_cap = (int64_t)nl + (int64_t)nf + r->ptr[r->nflows];
+    /* an entry per link and per cap at most: a link is pushed back only once popped */
+    s->heap_cap = (int64_t)nl + (int64_t)nf;
     s->mult = calloc(nf, sizeof *s->mult);
     s->rate = calloc(nf, sizeof *s->rate);
     s->load = calloc(nl, sizeof *s->load);
@@ -120,7 +127,7 @@ void topomap_i_share_begin(topomap_i_share *s)
 }
 
 /* Flow f freezes at level x: its instances take m * x on each of its links. */
-static void freeze(topomap_i_share *s, int32_t f, double x, int32_t skip, int64_t *nh)
+static void freeze(topomap_i_share *s, int32_t f, double x)
 {
     const topomap_i_routes *r = s->r;
     double m = s->mult[f];
@@ -131,7 +138,6 @@ static void freeze(topomap_i_share *s, int32_t f, double x, int32_t skip, int64_
         s->load[l] += m * x;
         s->resid[l] = fmax(s->resid[l] - m * x, 0);
         s->cnt[l] -= s->mult[f];
-        if (s->cnt[l] > 0 && l != skip) push(s->heap, nh, s->resid[l] / (double)s->cnt[l], l);
     }
 }
 
@@ -181,16 +187,21 @@ void topomap_i_share_fill(topomap_i_share *s, const int32_t *u, int32_t nu, int 
             int32_t f = -1 - e.id;
             if (s->frozen_mark[f] == s->epoch) continue;
             level = e.key;
-            freeze(s, f, level, -1, &nh);
+            freeze(s, f, level);
             continue;
         }
         int32_t l = e.id;
-        if (s->cnt[l] == 0 || s->resid[l] / (double)s->cnt[l] != e.key) continue;
+        if (s->cnt[l] == 0) continue;
+        double share = s->resid[l] / (double)s->cnt[l];
+        if (share > e.key) {
+            push(s->heap, &nh, share, l);
+            continue;
+        }
         /* rounding in resid must not let the level fall back */
         level = fmax(e.key, level);
         for (int64_t k = s->start[l]; k < s->start[l] + s->deg[l]; k++) {
             int32_t f = s->lflows[k];
-            if (s->frozen_mark[f] != s->epoch) freeze(s, f, level, l, &nh);
+            if (s->frozen_mark[f] != s->epoch) freeze(s, f, level);
         }
     }
 }
