@@ -19,6 +19,13 @@ All metrics count directed messages ``p -> q`` weighted by ``bytes[p, q]``
   by default as in the thesis.
 * ``edge_cut`` = bytes between different nodes; ``level_bytes`` = bytes by the
   level of the lowest common ancestor (see ``Machine.level_names``).
+
+A metric past the largest double (finite bytes near 1e308 times hops, or the
+variance of huge loads) raises :class:`~topomap.errors.PatternError` naming it
+rather than returning ``inf``.  Why an error, not a flag: ``inf`` compares
+equal to ``inf``, so every caller comparing placements (mappers' searches,
+:func:`topomap.compare`) would silently rank them at random unless it checked
+a flag; scaling the pattern down (``topomap pattern --scale``) loses nothing.
 """
 
 from __future__ import annotations
@@ -85,6 +92,11 @@ class Metrics:
         d["messages"], d["edge_cut_messages"] = (int(v) if float(v).is_integer() else v
                                                  for v in (d["msgs"], d["cut_msgs"]))
         names = machine.level_names
+        over = [k for k in _SCALARS if not np.isfinite(d[k])] + [names[i] for i in range(len(names))
+                                                                  if not np.isfinite(level_bytes[i])]
+        if over:
+            raise PatternError(f"{over[0]} overflows the double range (the pattern's bytes are too large for "
+                               "this metric: scale them down, e.g. topomap pattern --scale)")
         return cls(**{k: d[k] for k in _SCALARS},
                    level_bytes={names[i]: float(level_bytes[i]) for i in range(len(names))},
                    link_load=link_load)

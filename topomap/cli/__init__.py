@@ -4,7 +4,11 @@ Each command is a module here with ``add(subparsers)``, which creates its
 parser and sets ``func``; :data:`COMMANDS` lists them in help order.  Every
 command accepts patterns as files (see ``topomap.io``) or generator specs (see
 ``topomap.patterns.generators``) and machines as spec strings (see ``topomap.networks.spec``).
-Bad input exits with status 2 and one line on stderr.
+The rule at this boundary: an error the user can cause (a malformed file, a
+bad spec, a pattern too large for a metric) is a :class:`~topomap.TopomapError`
+raised where it arises, naming the file and line; it exits with status 2 and
+one line on stderr.  Any other exception is a bug in topomap and keeps its
+traceback (so that fuzzing finds it).
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except TopomapError as exc:
-        print(f"topomap {args.command}: error: {exc}", file=sys.stderr)
+        one_line = " ".join(part.strip() for part in str(exc).splitlines())
+        print(f"topomap {args.command}: error: {one_line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"topomap {args.command}: interrupted", file=sys.stderr)

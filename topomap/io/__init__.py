@@ -19,6 +19,19 @@ dumpi         ``.dumpi.txt``                   ``dumpi2ascii`` text, all ranks  
 Every reader returns a :class:`~topomap.Pattern` whose provenance names the
 file, the format and what was counted, and raises
 :class:`~topomap.FormatError` naming the file and line of malformed input.
+
+Limits (a file handed to a user must not be able to exhaust the machine):
+
+* Sizes a header declares are checked against the file before anything is
+  allocated: every vertex of a METIS or Scotch graph and every entry of a
+  MatrixMarket file takes some bytes.  Processes that exchange nothing (CSV
+  ``# n=``, MatrixMarket size line, ``.tmprof`` ``# ranks:``, or a large rank)
+  may number at most :data:`MAX_PROCESSES` beyond the ``2 k`` that ``k``
+  entries name; those readers take ``max_processes=`` to allow more.
+* A file that is not a regular file (a pipe, a FIFO, ``/dev/zero``) is read
+  up to ``MAX_STREAM_BYTES`` (1 GiB) and refused at its first NUL byte.
+* Volumes that sum past the largest double are an error naming the lines.
+* Writers replace their file atomically (:func:`topomap.io.atomic.atomic_write`).
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ from typing import Any, Callable
 
 from ..errors import FormatError
 from ..pattern import Pattern
+from ._limits import MAX_PROCESSES
 from .csv_edges import read_csv_edges, write_csv_edges
 from .dense import read_dense, write_dense
 from .dumpi_ascii import read_dumpi_ascii
@@ -40,7 +54,7 @@ from .otf2_trace import read_otf2
 from .scotch_grf import read_scotch_grf, write_scotch_grf
 from .tmprof import read_tmprof, write_tmprof
 
-__all__ = ["read", "write", "formats", "read_dense", "write_dense", "read_mapping", "write_mapping",
+__all__ = ["read", "write", "formats", "MAX_PROCESSES", "read_dense", "write_dense", "read_mapping", "write_mapping",
            "read_ompi_monitoring", "read_matrix_market", "write_matrix_market", "read_metis", "write_metis",
            "read_scotch_grf", "write_scotch_grf", "read_csv_edges", "write_csv_edges", "read_otf2",
            "read_dumpi_ascii"]

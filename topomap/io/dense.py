@@ -130,5 +130,5 @@ def write_dense(pattern: Pattern, path: "str | os.PathLike[str]") -> None:
         n = pattern.n
         with atomic_write(path, encoding="ascii") as fh:
             write_rows(fh, " ".join([conversion] * n) + "\n", [values[i::n] for i in range(n)])
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot write ({exc.strerror})") from None
+    except OSError as exc:  # NumPy's own OSErrors carry no strerror
+        raise FormatError(f"{path}: cannot write ({exc.strerror or exc})") from None
