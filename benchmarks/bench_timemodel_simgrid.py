@@ -13,7 +13,8 @@ simulators get the same flows, routes, link bandwidths, per-flow latencies
   (:func:`topomap.export.simgrid.replay`: reading the platform and flows,
   simulating, printing), once, stopped after ``--simgrid-limit`` seconds;
   writing its files is not counted.  Larger cases are not tried on a
-  machine where SimGrid ran out of time on a smaller one.
+  machine and mapping where SimGrid ran out of time or failed on a smaller
+  one ("failed": SimGrid's process died; its stderr is in the JSON).
 
 The ratio is SimGrid's time over topomap's; "rel diff" is the largest
 relative difference of the two makespans.
@@ -83,9 +84,9 @@ def run_case(size: str, kind: str, mapping: str, args: argparse.Namespace, simgr
                                 alpha=net.alpha, rate=net.bandwidth, python=args.python,
                                 timeout=args.simgrid_limit)
         except tm.TopomapError as exc:
-            if "ran past" not in str(exc):
-                raise
-            row["simgrid_seconds"] = f"> {args.simgrid_limit:g}"
+            # out of time, or SimGrid itself failed (its message says how): no time to compare
+            row["simgrid_seconds"] = f"> {args.simgrid_limit:g}" if "ran past" in str(exc) else "failed"
+            row["simgrid_error"] = str(exc)[-300:]
         else:
             row.update(simgrid_seconds=sg.seconds, simgrid_makespan=sg.makespan, ratio=sg.seconds / best,
                        rel_diff=abs(pred.makespan / sg.makespan - 1))
