@@ -140,7 +140,7 @@ static int state_init(state *st, const topomap_machine *m, const topomap_twoopt_
     st->node = malloc((size_t)n * sizeof *st->node);
     st->inc_ptr = calloc((size_t)n + 1, sizeof *st->inc_ptr);
     st->inc = malloc((size_t)(2 * nu + 1) * sizeof *st->inc);
-    st->aff = malloc((size_t)(2 * nu + 1) * sizeof *st->aff);
+    st->aff = malloc((size_t)((2 * nu > n ? 2 * nu : n) + 1) * sizeof *st->aff); /* also the fill offsets below */
     st->route = malloc((size_t)(st->max_route + 1) * sizeof *st->route);
     if (!st->node || !st->inc_ptr || !st->inc || !st->aff || !st->route) return TOPOMAP_ENOMEM;
     for (int32_t r = 0; r < n; r++) st->node[r] = topomap_machine_node_of(m, pe_of[r]);
