@@ -1,11 +1,20 @@
 """Collective operations as stage-by-stage schedules of unicasts.
 
-:mod:`~topomap.collectives.schedules` builds binomial broadcast and gather,
-recursive doubling, ring and Bruck schedules (also ``topomap.generators_collective``);
-each stage is a :class:`~topomap.Pattern` and ``schedule.total`` their sum, so
+:func:`build` makes them in the C core the way MPICH runs them (binomial
+bcast and gather; allgather by recursive doubling, ring, Bruck and the
+hierarchical scheme; allreduce by recursive doubling and Rabenseifner;
+alltoall pairwise and Bruck), any number of ranks;
+:func:`~topomap.collectives.simulate.simulate` replays what their messages
+carry; :func:`stage_costs` gives hops, H(pi), congestion, contention and
+predicted time per stage.  :mod:`~topomap.collectives.schedules` holds the
+first Python generators (also ``topomap.generators_collective``).  Each
+stage is a :class:`~topomap.Pattern` and ``schedule.total`` their sum, so
 every mapper and metric accepts them.
 """
 
 from . import schedules
+from .build import ALGORITHMS, build
+from .evaluate import StageCosts, stage_costs
+from .simulate import expected, simulate
 
-__all__ = ["schedules"]
+__all__ = ["schedules", "build", "ALGORITHMS", "stage_costs", "StageCosts", "simulate", "expected"]

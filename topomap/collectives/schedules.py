@@ -61,6 +61,13 @@ class Schedule:
         ``stages[k]``: the messages of stage ``k``.
     total : Pattern
         Sum of all stages (bytes and message counts).
+    op : str or None
+        The collective (``"bcast"``, ``"allgather"``, ...) of schedules built
+        by :func:`topomap.collectives.build`.
+    messages : dict or None
+        :func:`~topomap.collectives.build`'s unicasts in order: ``src``,
+        ``dst``, ``stage``, ``bytes``, ``count`` (items carried) and, when
+        asked for, ``item_ptr`` / ``items`` (what each message carries).
 
     Examples
     --------
@@ -73,6 +80,8 @@ class Schedule:
     algorithm: str
     stages: tuple[Pattern, ...]
     total: Pattern
+    op: str | None = None
+    messages: dict | None = None
 
     def __len__(self) -> int:
         return len(self.stages)
