@@ -116,6 +116,8 @@ PyObject *pytopomap_hierarchy_groups(PyObject *self, PyObject *args);
 PyObject *pytopomap_map_kumar(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_hilbert_index(PyObject *self, PyObject *args);
 PyObject *pytopomap_hilbert_order(PyObject *self, PyObject *args);
+PyObject *pytopomap_lb_alias(PyObject *self, PyObject *args);
+PyObject *pytopomap_lb_unit(PyObject *self, PyObject *args);
 PyObject *pytopomap_flowsim(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_twoopt(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_twoopt_cost(PyObject *self, PyObject *args);
