@@ -35,6 +35,7 @@ typedef struct {
     int32_t *lfl;
     double *lmax;               /* per link: the fastest rate on it, when lmax_mark is current */
     uint32_t *lmax_mark, *checked_mark;
+    int32_t *blink;             /* per flow: the link that froze it last, -1 its cap */
     uint32_t epoch;
     struct topomap_i_fs_entry *heap;
     int64_t heap_cap;

@@ -80,12 +80,14 @@ int topomap_i_share_init(topomap_i_share *s, const topomap_i_routes *r)
     s->lmax = malloc(nl * sizeof *s->lmax);
     s->lmax_mark = calloc(nl, sizeof *s->lmax_mark);
     s->checked_mark = calloc(nf, sizeof *s->checked_mark);
+    s->blink = malloc(nf * sizeof *s->blink);
     if (!s->mult || !s->rate || !s->load || !s->resid || !s->cnt || !s->start || !s->deg || !s->lflows ||
         !s->touched || !s->link_mark || !s->frozen_mark || !s->heap || !s->lptr || !s->lfl || !s->lmax ||
-        !s->lmax_mark || !s->checked_mark) {
+        !s->lmax_mark || !s->checked_mark || !s->blink) {
         topomap_i_share_free(s);
         return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator's rates");
     }
+    for (int32_t f = 0; f < r->nflows; f++) s->blink[f] = -1;
     for (int64_t k = 0; k < r->ptr[r->nflows]; k++) s->lptr[r->links[k] + 1]++;
     for (int32_t l = 0; l < r->nlinks; l++) s->lptr[l + 1] += s->lptr[l];
     for (int32_t f = 0; f < r->nflows; f++)
@@ -114,6 +116,7 @@ void topomap_i_share_free(topomap_i_share *s)
     free(s->lmax);
     free(s->lmax_mark);
     free(s->checked_mark);
+    free(s->blink);
     *s = (topomap_i_share){0};
 }
 
@@ -127,12 +130,13 @@ void topomap_i_share_begin(topomap_i_share *s)
 }
 
 /* Flow f freezes at level x: its instances take m * x on each of its links. */
-static void freeze(topomap_i_share *s, int32_t f, double x)
+static void freeze(topomap_i_share *s, int32_t f, double x, int32_t by)
 {
     const topomap_i_routes *r = s->r;
     double m = s->mult[f];
     s->frozen_mark[f] = s->epoch;
     s->rate[f] = x;
+    s->blink[f] = by;
     for (int64_t k = r->ptr[f]; k < r->ptr[f + 1]; k++) {
         int32_t l = r->links[k];
         s->load[l] += m * x;
@@ -174,11 +178,14 @@ void topomap_i_share_fill(topomap_i_share *s, const int32_t *u, int32_t nu, int 
     }
     for (int32_t i = 0; i < nu; i++) {
         int32_t f = u[i];
+        double most = INFINITY; /* no rate above what its links have left */
         for (int64_t k = r->ptr[f]; k < r->ptr[f + 1]; k++) {
             int32_t l = r->links[k];
             s->lflows[s->start[l] + s->deg[l]++] = f;
+            most = fmin(most, s->resid[l]);
         }
-        if (isfinite(r->cap[f])) push(s->heap, &nh, r->cap[f], -1 - f);
+        /* a cap above that never binds: its entry would only cost heap work */
+        if (r->cap[f] < most) push(s->heap, &nh, r->cap[f], -1 - f);
     }
     double level = 0;
     while (nh > 0) {
@@ -187,7 +194,7 @@ void topomap_i_share_fill(topomap_i_share *s, const int32_t *u, int32_t nu, int 
             int32_t f = -1 - e.id;
             if (s->frozen_mark[f] == s->epoch) continue;
             level = e.key;
-            freeze(s, f, level);
+            freeze(s, f, level, -1);
             continue;
         }
         int32_t l = e.id;
@@ -201,7 +208,7 @@ void topomap_i_share_fill(topomap_i_share *s, const int32_t *u, int32_t nu, int 
         level = fmax(e.key, level);
         for (int64_t k = s->start[l]; k < s->start[l] + s->deg[l]; k++) {
             int32_t f = s->lflows[k];
-            if (s->frozen_mark[f] != s->epoch) freeze(s, f, level);
+            if (s->frozen_mark[f] != s->epoch) freeze(s, f, level, l);
         }
     }
 }
@@ -219,15 +226,23 @@ static double link_max(topomap_i_share *s, int32_t l)
     return s->lmax[l] = mx;
 }
 
+static int bottleneck_of(topomap_i_share *s, int32_t f, int32_t l)
+{
+    return s->load[l] >= s->r->bw[l] * (1 - CHECK_TOL) && s->rate[f] >= link_max(s, l) * (1 - CHECK_TOL);
+}
+
+/* The link that froze the flow last is tried first: it is most often still
+   its bottleneck. */
 static int bottlenecked(topomap_i_share *s, int32_t f)
 {
     const topomap_i_routes *r = s->r;
-    double x = s->rate[f];
-    if (x >= r->cap[f] * (1 - CHECK_TOL)) return 1;
-    for (int64_t k = r->ptr[f]; k < r->ptr[f + 1]; k++) {
-        int32_t l = r->links[k];
-        if (s->load[l] >= r->bw[l] * (1 - CHECK_TOL) && x >= link_max(s, l) * (1 - CHECK_TOL)) return 1;
-    }
+    if (s->rate[f] >= r->cap[f] * (1 - CHECK_TOL)) return 1;
+    if (s->blink[f] >= 0 && bottleneck_of(s, f, s->blink[f])) return 1;
+    for (int64_t k = r->ptr[f]; k < r->ptr[f + 1]; k++)
+        if (bottleneck_of(s, f, r->links[k])) {
+            s->blink[f] = r->links[k];
+            return 1;
+        }
     return 0;
 }
 
