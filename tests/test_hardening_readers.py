@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import topomap as tm
 from topomap import FormatError, PatternError
-from topomap.io import _text
+from topomap.io import _text, _undirected
 from topomap.mappers.scotch import gmap_program
 from topomap.partition import _metis_ints
 
@@ -324,3 +324,19 @@ def test_writers_killed_mid_way_keep_the_previous_file(tmp_path):
         assert f"{path} refused: {path}: cannot write (" in proc.stdout, proc.stdout
         assert open(path, "rb").read() == before[path]
     assert sorted(os.listdir(tmp_path)) == sorted(os.path.basename(p) for p in paths + [mapping])  # no temporaries
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.sampled_from([1.0, 2.0, 0.5, 1e300])),
+                min_size=1, max_size=20), st.booleans())
+def test_fingerprint_agrees_with_the_exact_check(entries, mirror):
+    """The fast symmetry test of METIS/Scotch reading (a keyed multiset fingerprint) and the exact
+    one (two sorts) agree on patterns with and without mirrors."""
+    src, dst, w = (np.array(c) for c in zip(*entries))
+    pat = tm.Pattern.from_edges(src, dst, w, n=6)
+    if mirror:
+        pat = tm.Pattern.from_edges(np.r_[src, dst], np.r_[dst, src], np.r_[w, w], n=6)
+    exact = _undirected.unmatched(pat.senders(), pat.indices, pat.bytes, pat.n) is None
+    assert _undirected.is_undirected(pat) == exact
+    if mirror:
+        assert exact

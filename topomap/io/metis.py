@@ -43,7 +43,7 @@ from ..pattern import Pattern
 from ._format import write_adjacency
 from ._limits import check_count, from_entries
 from ._text import check_text_line, iter_lines, parse_block, parse_rows, read_text
-from ._undirected import describe, undirected_weights, unmatched
+from ._undirected import describe, read_undirected, undirected_weights, unmatched
 from .atomic import atomic_write
 
 
@@ -137,9 +137,7 @@ def _read_rows(data, body_at: int, n: int, m: int, head: int, weighted: bool, pr
     if rows is None or int(rows[0][-1]) != 2 * m:
         return None
     row_ptr, dst, weight = rows
-    if check_symmetry and unmatched(np.repeat(np.arange(n), np.diff(row_ptr)), dst, weight, n) is not None:
-        return None
-    return Pattern._adopt(n, None, dst, weight, None, provenance, row_ptr=row_ptr)
+    return read_undirected(n, row_ptr, dst, weight, provenance, check_symmetry)
 
 
 def _ranks_within(degree: np.ndarray) -> np.ndarray:

@@ -40,7 +40,7 @@ from ..pattern import Pattern
 from ._format import write_adjacency
 from ._limits import check_count, from_entries
 from ._text import _INT_RE, iter_lines, parse_block, parse_rows, read_text
-from ._undirected import describe, undirected_weights, unmatched
+from ._undirected import describe, read_undirected, undirected_weights, unmatched
 from .atomic import atomic_write
 
 
@@ -161,9 +161,7 @@ def _read_rows(path: str, data, check_symmetry: bool) -> Pattern | None:
     if rows is None or int(rows[0][-1]) != arcs:
         return None
     row_ptr, dst, weight = rows
-    if check_symmetry and unmatched(np.repeat(np.arange(n), np.diff(row_ptr)), dst, weight, n) is not None:
-        return None
-    return Pattern._adopt(n, None, dst, weight, None, _provenance(path, weighted, loads), row_ptr=row_ptr)
+    return read_undirected(n, row_ptr, dst, weight, _provenance(path, weighted, loads), check_symmetry)
 
 
 def _line_of_offset(data, offset: int) -> int:
