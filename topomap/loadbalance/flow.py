@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..pattern import Pattern
-from ..timemodel import TimePrediction, predict
+from ..timemodel.predict import TimePrediction, predict
 from .counts import LoadBalanceError
 
 __all__ = ["Flow", "LBMetrics"]

@@ -36,6 +36,7 @@ from .askmpi import AskMPIResult, ask_mpi
 from .job import JobAllocation, RankPlace, discover_job, gather_places, job_allocation, parse_hosts
 from .distgraph import by_new_rank, by_old_rank, dist_graph, handover, to_new, to_old
 from .launch import FORMATS, launcher_file, usage, write_launcher_file
+from .loadbalance import BalanceInfo, balance
 from .profile import Profile, profile
 from .ptram import distributed_ptram, leader_nodes
 from .reorder import ReorderInfo, ReorderPlan, apply_order, inverse, pattern_from_rows, plan_reorder, reorder
@@ -45,4 +46,5 @@ __all__ = ["CollectiveError", "reorder", "apply_order", "plan_reorder", "pattern
            "ReorderInfo", "ReorderPlan", "discover_job", "gather_places", "job_allocation", "parse_hosts",
            "RankPlace", "JobAllocation", "dist_graph", "to_new", "to_old", "by_new_rank", "by_old_rank", "handover",
            "profile", "Profile", "ask_mpi", "AskMPIResult", "launcher_file", "write_launcher_file", "usage",
-           "FORMATS", "mpi_library", "mpiexec_command", "MPILibrary", "distributed_ptram", "leader_nodes"]
+           "FORMATS", "mpi_library", "mpiexec_command", "MPILibrary", "distributed_ptram", "leader_nodes",
+           "balance", "BalanceInfo"]
