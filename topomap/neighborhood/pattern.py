@@ -1,0 +1,189 @@
+"""The message-combining pattern T of every rank (Phase 1's output, note 002 s2), checkable
+and serialisable.
+
+Rank ``p``'s combining steps are (iteration t, friend f, CN_on): at step t it swaps data with
+f and sends one combined message carrying the blocks of origins ``{p, f}`` to each rank of
+CN_on; f covers CN_off(p) = CN_on(f).  Then p sends directly to what is left of its
+destinations (``final``).  Receives follow: q gets at step t, from p, the origins
+``sorted({p, f})`` when q is in CN_on of p's step t, and from p directly at the final step.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .graph import NeighborGraph, NeighborhoodError
+
+__all__ = ["CombiningPattern", "FINAL"]
+
+#: The step index of the final direct sends and their receives.
+FINAL = -1
+
+
+@dataclass(frozen=True, eq=False)
+class CombiningPattern:
+    """Pattern T of all ranks: CSR arrays as returned by :func:`topomap.neighborhood.combine`.
+
+    Examples
+    --------
+    >>> from topomap.neighborhood import NeighborGraph, combine
+    >>> g = NeighborGraph.from_lists([[2, 3, 4, 5], [2, 3, 4, 5], [], [], [], []])
+    >>> t = combine(g, theta=4)
+    >>> t.steps(0), t.receives(4)
+    ([(0, 1, [2, 3])], [(0, 1, (0, 1))])
+    >>> t.check(g)
+    """
+
+    n: int
+    theta: int
+    step_ptr: np.ndarray
+    step_iter: np.ndarray
+    step_friend: np.ndarray
+    on_ptr: np.ndarray
+    on_idx: np.ndarray
+    final_ptr: np.ndarray
+    final_idx: np.ndarray
+    done_iter: np.ndarray
+    friends0: np.ndarray
+    alg2_rounds: np.ndarray
+    iterations: dict[str, np.ndarray] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    _ARRAYS = ("step_ptr", "step_iter", "step_friend", "on_ptr", "on_idx", "final_ptr", "final_idx", "done_iter",
+               "friends0", "alg2_rounds")
+
+    def steps(self, p: int) -> list[tuple[int, int, list[int]]]:
+        """(iteration, friend, CN_on) of each combining step of rank ``p``, in order."""
+        return [(int(self.step_iter[s]), int(self.step_friend[s]),
+                 self.on_idx[self.on_ptr[s]:self.on_ptr[s + 1]].tolist())
+                for s in range(self.step_ptr[p], self.step_ptr[p + 1])]
+
+    def final(self, p: int) -> list[int]:
+        """The destinations ``p`` sends to directly, after its combining steps."""
+        return self.final_idx[self.final_ptr[p]:self.final_ptr[p + 1]].tolist()
+
+    def offload(self, p: int, s: int) -> list[int]:
+        """CN_off of rank ``p``'s ``s``-th step: the friend's CN_on at the same iteration."""
+        t, f, _ = self.steps(p)[s]
+        for tf, g, on in self.steps(f):
+            if tf == t and g == p:
+                return on
+        raise NeighborhoodError(f"rank {f} has no step {t} with friend {p} to match rank {p}'s")
+
+    def receives(self, q: int) -> list[tuple[int, int, tuple[int, ...]]]:
+        """(step, sender, origins) of every message rank ``q`` gets; ``FINAL`` steps last."""
+        return self._receive_table()[q]
+
+    def _receive_table(self) -> list[list[tuple[int, int, tuple[int, ...]]]]:
+        table = self.__dict__.get("_recv")
+        if table is None:
+            table = [[] for _ in range(self.n)]
+            owner = np.repeat(np.arange(self.n), np.diff(self.step_ptr))
+            for s in range(self.step_iter.size):
+                p, f = int(owner[s]), int(self.step_friend[s])
+                for q in self.on_idx[self.on_ptr[s]:self.on_ptr[s + 1]]:
+                    table[q].append((int(self.step_iter[s]), p, (min(p, f), max(p, f))))
+            for p in range(self.n):
+                for q in self.final(p):
+                    table[q].append((FINAL, p, (p,)))
+            for rows in table:
+                rows.sort(key=lambda r: (r[0] == FINAL, r[0], r[1]))
+            object.__setattr__(self, "_recv", table)
+        return table
+
+    def check(self, graph: NeighborGraph) -> None:
+        """Raise :class:`NeighborhoodError` unless T fits ``graph``.
+
+        Checked: every edge origin -> destination is delivered exactly once; friends' steps
+        match (same iteration, each other as friend); the split of 000 s5.2 holds (CN_on and
+        CN_off disjoint, CN_on(p) = CN_off(f), both inside O(p) & O(f), at least theta in all,
+        the lower rank holding the ascending first ceil(|CN|/2)).
+        """
+        if graph.n != self.n:
+            raise NeighborhoodError(f"the pattern has {self.n} ranks, the graph {graph.n}")
+        outs = [set(graph.destinations(p).tolist()) for p in range(self.n)]
+        for p in range(self.n):
+            for s, (t, f, on) in enumerate(self.steps(p)):
+                off = self.offload(p, s)
+                if set(on) & set(off):
+                    raise NeighborhoodError(f"rank {p} step {t}: {sorted(set(on) & set(off))} both on- and offloaded")
+                cn = sorted(on + off)
+                if not set(cn) <= outs[p] & outs[f]:
+                    raise NeighborhoodError(f"rank {p} step {t}: {sorted(set(cn) - (outs[p] & outs[f]))} are not "
+                                            f"common neighbours of {p} and {f}")
+                if len(cn) < self.theta:
+                    raise NeighborhoodError(f"ranks {p} and {f} combine {len(cn)} < theta = {self.theta} neighbours")
+                first = cn[:(len(cn) + 1) // 2]
+                if (on == first) != (p < f):
+                    raise NeighborhoodError(f"rank {p} step {t}: the split with friend {f} is not by rank order")
+        got: dict[tuple[int, int], int] = {}
+        for q in range(self.n):
+            for _, _, origins in self.receives(q):
+                for o in origins:
+                    got[(o, q)] = got.get((o, q), 0) + 1
+        for p in range(self.n):
+            for q in outs[p]:
+                if got.pop((p, q), 0) != 1:
+                    raise NeighborhoodError(f"edge {p} -> {q} is not delivered exactly once")
+        if got:
+            (p, q), _ = next(iter(got.items()))
+            raise NeighborhoodError(f"the pattern delivers {p} -> {q}, which is not an edge")
+
+    # ---- statistics -------------------------------------------------------------------
+    def stats(self) -> dict[str, np.ndarray]:
+        """Per rank: combining ``steps``, initial ``friends``, messages sent (``sends``: friend
+        exchanges + combined + direct, the paper's send stages) and received (``recvs``), the
+        Alg. 1 ``iterations`` spent in the loop and the Alg. 2 ``rounds``.
+
+        Examples
+        --------
+        >>> from topomap.neighborhood import NeighborGraph, combine
+        >>> g = NeighborGraph.from_lists([[2, 3, 4, 5], [2, 3, 4, 5], [], [], [], []])
+        >>> s = combine(g).stats()
+        >>> s["sends"].tolist(), s["recvs"].tolist()
+        ([3, 3, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1])
+        """
+        nsteps = np.diff(self.step_ptr)
+        owner = np.repeat(np.arange(self.n), nsteps)
+        combined = np.bincount(owner, weights=np.diff(self.on_ptr), minlength=self.n).astype(np.int64)
+        direct = np.diff(self.final_ptr)
+        recvs = np.array([len(self.receives(q)) for q in range(self.n)], dtype=np.int64) + nsteps
+        return {"steps": nsteps, "friends": self.friends0, "sends": nsteps + combined + direct, "recvs": recvs,
+                "iterations": self.done_iter, "rounds": self.alg2_rounds}
+
+    # ---- serialisation ----------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (lists of ints); :meth:`from_dict` reads it back."""
+        d: dict[str, Any] = {"n": self.n, "theta": self.theta, "seconds": self.seconds}
+        d.update({k: getattr(self, k).tolist() for k in self._ARRAYS})
+        d["iterations"] = {k: v.tolist() for k, v in self.iterations.items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "CombiningPattern":
+        """Inverse of :meth:`to_dict`.
+
+        Examples
+        --------
+        >>> from topomap.neighborhood import moore_graph, combine
+        >>> g = moore_graph((5, 5), 1); t = combine(g)
+        >>> CombiningPattern.from_json(t.to_json()).steps(3) == t.steps(3)
+        True
+        """
+        dt = {"step_ptr": np.int64, "on_ptr": np.int64, "final_ptr": np.int64}
+        arrays = {k: np.asarray(d[k], dtype=dt.get(k, np.int32)) for k in cls._ARRAYS}
+        its = {k: np.asarray(v) for k, v in d.get("iterations", {}).items()}
+        return cls(int(d["n"]), int(d["theta"]), iterations=its, seconds=float(d.get("seconds", 0.0)), **arrays)
+
+    def to_json(self) -> str:
+        """The pattern as JSON text."""
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str) -> "CombiningPattern":
+        """Read :meth:`to_json`'s text."""
+        return cls.from_dict(json.loads(text))
