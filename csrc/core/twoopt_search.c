@@ -261,7 +261,7 @@ int topomap_twoopt_cost(const topomap_machine *m, const topomap_twoopt_schedule 
 
 int topomap_twoopt_search(const topomap_machine *m, const topomap_twoopt_schedule *s,
                           const topomap_twoopt_options *opt, const topomap_run_options *run, int32_t *pe_of,
-                          int64_t *cost, int64_t *accepted, int64_t *trace)
+                          int64_t *initial, int64_t *cost, int64_t *accepted, int64_t *trace)
 {
     if (opt->iterations < 0) return topomap_i_fail(TOPOMAP_EINVAL, "two-opt: iterations must be >= 0");
     if (opt->trace_every < 0) return topomap_i_fail(TOPOMAP_EINVAL, "two-opt: trace_every must be >= 0");
@@ -280,6 +280,7 @@ int topomap_twoopt_search(const topomap_machine *m, const topomap_twoopt_schedul
     topomap_rng rng;
     topomap_rng_seed(&rng, run ? run->seed : 0);
     int64_t cur = full_cost(&st), best_cost = cur, kept = 0;
+    *initial = cur;
     if (best) memcpy(best, pe_of, (size_t)n * sizeof *best);
     if (trace && opt->trace_every) trace[0] = cur;
     double temp = opt->t0, cool = anneal && opt->iterations ? pow(opt->t1 / opt->t0, 1.0 / (double)opt->iterations) : 1;

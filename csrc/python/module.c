@@ -188,7 +188,7 @@ static PyMethodDef methods[] = {
      "sync, iterations, share, progress=None) -> dict of finish, stage_end, makespan, events, recomputes, link_bytes"},
     {"twoopt", (PyCFunction)(void (*)(void))pytopomap_twoopt, METH_VARARGS | METH_KEYWORDS,
      "twoopt(machine, nranks, stage_ptr, src, dst, count, pe_of, objective=0, iterations=0, t0=0, t1=0, "
-     "trace_every=0, seed=0, progress=None, what='two-opt') -> (pe_of, cost, accepted, trace)"},
+     "trace_every=0, seed=0, progress=None, what='two-opt') -> (pe_of, initial, cost, accepted, trace)"},
     {"twoopt_cost", pytopomap_twoopt_cost, METH_VARARGS,
      "twoopt_cost(machine, nranks, stage_ptr, src, dst, count, pe_of, objective) -> int"},
     {"coll_build", pytopomap_coll_build, METH_VARARGS,

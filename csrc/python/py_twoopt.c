@@ -95,7 +95,7 @@ PyObject *pytopomap_twoopt(PyObject *self, PyObject *args, PyObject *kw)
     }
     twoopt_args a;
     PyArrayObject *trace = NULL;
-    int64_t cost = 0, accepted = 0;
+    int64_t initial = 0, cost = 0, accepted = 0;
     int rc = 0;
     if (!args_init(&a, mo, nranks, ptr, src, dst, count, pe)) {
         npy_intp ntrace = trace_every ? (npy_intp)(iterations / trace_every + 1) : 0;
@@ -105,7 +105,7 @@ PyObject *pytopomap_twoopt(PyObject *self, PyObject *args, PyObject *kw)
             pytopomap_progress pc = {po, NULL, what};
             topomap_run_options run = {(uint64_t)seed, pytopomap_progress_cb, &pc};
             pc.ts = PyEval_SaveThread();
-            rc = topomap_twoopt_search(a.m, &a.s, &opt, &run, PyArray_DATA(a.arrs[4]), &cost, &accepted,
+            rc = topomap_twoopt_search(a.m, &a.s, &opt, &run, PyArray_DATA(a.arrs[4]), &initial, &cost, &accepted,
                                        ntrace ? PyArray_DATA(trace) : NULL);
             PyEval_RestoreThread(pc.ts);
         }
@@ -116,7 +116,7 @@ PyObject *pytopomap_twoopt(PyObject *self, PyObject *args, PyObject *kw)
     } else if (rc) {
         pytopomap_raise(rc);
     } else {
-        res = Py_BuildValue("OLLO", a.arrs[4], (long long)cost, (long long)accepted, trace);
+        res = Py_BuildValue("OLLLO", a.arrs[4], (long long)initial, (long long)cost, (long long)accepted, trace);
     }
     Py_XDECREF(trace);
     args_free(&a);

@@ -97,11 +97,12 @@ static void test_incremental(int objective, double t0)
         for (int i = 0; i < 48; i++) all[i] = i;
         topomap_rng_shuffle_i32(&r, all, 48);
         memcpy(pe, all, sizeof pe);
-        int64_t before = 0, after = -1, again = -2, kept = -1, trace[11];
+        int64_t before = 0, start = -3, after = -1, again = -2, kept = -1, trace[11];
         CHECK(topomap_twoopt_cost(m, &s, pe, objective, &before) == 0);
         topomap_twoopt_options opt = {objective, 5000, t0, t0 > 0 ? 0.05 : 0, 500};
         topomap_run_options run = {seed, NULL, NULL};
-        CHECK(topomap_twoopt_search(m, &s, &opt, &run, pe, &after, &kept, trace) == 0);
+        CHECK(topomap_twoopt_search(m, &s, &opt, &run, pe, &start, &after, &kept, trace) == 0);
+        CHECK(start == before);
         CHECK(topomap_twoopt_cost(m, &s, pe, objective, &again) == 0);
         CHECK(after == again);
         CHECK(after <= before && trace[0] == before);
@@ -117,7 +118,7 @@ static void test_incremental(int objective, double t0)
         int32_t pe2[P];
         memcpy(pe2, all, sizeof pe2);
         int64_t after2 = 0, kept2 = 0;
-        CHECK(topomap_twoopt_search(m, &s, &opt, &run, pe2, &after2, &kept2, NULL) == 0);
+        CHECK(topomap_twoopt_search(m, &s, &opt, &run, pe2, &start, &after2, &kept2, NULL) == 0);
         CHECK(after2 == after && kept2 == kept && !memcmp(pe, pe2, sizeof pe));
     }
     topomap_machine_destroy(m);
@@ -143,11 +144,11 @@ static void test_errors_and_cancel(void)
     CHECK(topomap_twoopt_cost(m, &s, pe, 0, &cost) == TOPOMAP_EINVAL);
     dst[0] = 4;
     topomap_twoopt_options bad = {0, 10, 1.0, 2.0, 0};
-    CHECK(topomap_twoopt_search(m, &s, &bad, NULL, pe, &cost, &kept, NULL) == TOPOMAP_EINVAL);
+    CHECK(topomap_twoopt_search(m, &s, &bad, NULL, pe, &cost, &cost, &kept, NULL) == TOPOMAP_EINVAL);
     int calls = 0;
     topomap_twoopt_options opt = {0, 100000, 0, 0, 0};
     topomap_run_options run = {1, stop_at_once, &calls};
-    CHECK(topomap_twoopt_search(m, &s, &opt, &run, pe, &cost, &kept, NULL) == TOPOMAP_ECANCELED && calls == 1);
+    CHECK(topomap_twoopt_search(m, &s, &opt, &run, pe, &cost, &cost, &kept, NULL) == TOPOMAP_ECANCELED && calls == 1);
     topomap_machine_destroy(m);
 }
 

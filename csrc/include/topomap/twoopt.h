@@ -49,14 +49,14 @@ typedef struct {
 int topomap_twoopt_cost(const topomap_machine *m, const topomap_twoopt_schedule *s, const int32_t *pe_of,
                         int objective, int64_t *cost);
 
-/* Improve pe_of[0..nranks) in place.  *cost = its final objective,
-   *accepted = swaps kept; trace (may be NULL) holds iterations / trace_every
+/* Improve pe_of[0..nranks) in place.  *initial = the starting objective,
+   *cost = the final one, *accepted = swaps kept; trace (may be NULL) holds iterations / trace_every
    + 1 entries (trace[0] the starting cost).  Deterministic for run->seed;
    TOPOMAP_ECANCELED when run->progress asks to stop (pe_of then holds a
    valid but partial result). */
 int topomap_twoopt_search(const topomap_machine *m, const topomap_twoopt_schedule *s,
                           const topomap_twoopt_options *opt, const topomap_run_options *run, int32_t *pe_of,
-                          int64_t *cost, int64_t *accepted, int64_t *trace);
+                          int64_t *initial, int64_t *cost, int64_t *accepted, int64_t *trace);
 
 #ifdef __cplusplus
 }
