@@ -6,8 +6,18 @@ timed at 3,000 ranks): the C core alone (``topomap._core.coll_build``) and
 :func:`topomap.collectives.build` (the stage Patterns included), best of
 ``--repeat``.
 
+``reorder``: RDMH, RMH, BBMH and BGMH at 4,096 ranks on GPC-like nodes (2
+sockets x 4 cores, 512 nodes of a 3-level fat tree of 16-port switches),
+from the block-bunch and cyclic-bunch layouts (thesis: ~25 ms each, goal
+<= 5 ms), best of ``--repeat`` calls of
+:func:`topomap.collectives.reorder.reorder`; beside them, in the same run,
+the ``scotch`` mapper on the same collective's pattern (the schedule's
+total: recursive doubling, ring, binomial broadcast and gather of 1 KB
+blocks), once, with the hop-bytes each placement gives.  Without Scotch its
+rows say so.
+
     python benchmarks/bench_collectives.py            # writes results/collectives.json
-    python benchmarks/bench_collectives.py --quick    # 10^4 ranks
+    python benchmarks/bench_collectives.py --quick    # 10^4 ranks, reordering at 1,024
 """
 
 from __future__ import annotations
@@ -18,9 +28,12 @@ import os
 import platform
 import time
 
+import topomap as tm
 from topomap import _core
 from topomap.collectives import ALGORITHMS, build
 from topomap.collectives.build import _ALGS, _OPS
+from topomap.collectives.reorder import initial_layout, reorder
+from topomap.errors import MissingDependencyError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 QUADRATIC = ("ring", "pairwise")
@@ -52,6 +65,38 @@ def bench_build(n: int, repeat: int) -> list[dict]:
     return rows
 
 
+GPC = "fattree:k=16,levels=3/package:2 core:4"
+PATTERNS = {"rdmh": ("allgather", "recursive_doubling"), "rmh": ("allgather", "ring"),
+            "bbmh": ("bcast", "binomial"), "bgmh": ("gather", "binomial")}
+
+
+def bench_reorder(p: int, repeat: int) -> list[dict]:
+    alloc = tm.machine(GPC).allocate(p)
+    rows = []
+    for layout in ("block-bunch", "cyclic-bunch"):
+        pes = initial_layout(alloc, layout=layout)
+        for h, (op, alg) in PATTERNS.items():
+            total = build(op, alg, p, 1024).total
+            new = reorder(h, alloc, pes, seed=0)
+            row = {"heuristic": h, "layout": layout, "p": p,
+                   "seconds": best(lambda: reorder(h, alloc, pes, seed=0), repeat),
+                   "hop_bytes_before": tm.evaluate(total, alloc, pes).hop_bytes,
+                   "hop_bytes_after": tm.evaluate(total, alloc, pes[new]).hop_bytes}
+            try:
+                t = time.perf_counter()
+                mp = tm.map(total, alloc, method="scotch")
+                row["scotch_seconds"] = time.perf_counter() - t
+                row["scotch_hop_bytes"] = tm.evaluate(total, alloc, mp).hop_bytes
+            except MissingDependencyError as exc:
+                row["scotch"] = f"skipped: {exc}"
+            rows.append(row)
+            sc = (f"scotch {row['scotch_seconds'] * 1e3:8.1f} ms, hop-bytes {row['scotch_hop_bytes']:.3g}"
+                  if "scotch_seconds" in row else row["scotch"])
+            print(f"{h:4s} {layout:12s} p={p}: {row['seconds'] * 1e3:6.2f} ms, hop-bytes "
+                  f"{row['hop_bytes_before']:.3g} -> {row['hop_bytes_after']:.3g} | {sc}", flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -59,7 +104,8 @@ def main() -> None:
     ap.add_argument("--out", default=os.path.join(HERE, "results", "collectives.json"))
     a = ap.parse_args()
     out = {"machine": platform.processor() or platform.machine(), "python": platform.python_version(),
-           "build": bench_build(10_000 if a.quick else 100_000, a.repeat)}
+           "build": bench_build(10_000 if a.quick else 100_000, a.repeat),
+           "reorder": bench_reorder(1024 if a.quick else 4096, a.repeat)}
     if not a.quick:
         os.makedirs(os.path.dirname(a.out), exist_ok=True)
         with open(a.out, "w") as f:

@@ -1,4 +1,4 @@
-/* The collective algorithms as MPICH 4 runs them (src/mpi/coll/<op>/*.c),
+/* The collective algorithms as MPICH 4 runs them (src/mpi/coll/<op>/<op>_intra_<name>.c),
    one stage per round of concurrent sends.  Rules for n not a power of two:
 
    - binomial bcast / gather (MPIR_Bcast_intra_binomial,

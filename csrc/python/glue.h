@@ -122,5 +122,7 @@ PyObject *pytopomap_flowsim(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_twoopt(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_twoopt_cost(PyObject *self, PyObject *args);
 PyObject *pytopomap_coll_build(PyObject *self, PyObject *args);
+PyObject *pytopomap_coll_order(PyObject *self, PyObject *args);
+PyObject *pytopomap_coll_reorder(PyObject *self, PyObject *args);
 PyObject *pytopomap_nbr_phase1(PyObject *self, PyObject *args, PyObject *kw);
 #endif

@@ -193,6 +193,8 @@ static PyMethodDef methods[] = {
      "twoopt_cost(machine, nranks, stage_ptr, src, dst, count, pe_of, objective) -> int"},
     {"coll_build", pytopomap_coll_build, METH_VARARGS,
      "coll_build(op, algorithm, n, root, ppn, intra_binomial, leaders_ring, want_items) -> dict of the schedule"},
+    {"coll_order", pytopomap_coll_order, METH_VARARGS, "coll_order(heuristic, p) -> (order, ref)"},
+    {"coll_reorder", pytopomap_coll_reorder, METH_VARARGS, "coll_reorder(machine, pes, heuristic, seed) -> old_of_new"},
     {"nbr_phase1", (PyCFunction)(void (*)(void))pytopomap_nbr_phase1, METH_VARARGS | METH_KEYWORDS,
      "nbr_phase1(out_ptr, out_idx, theta, max_iterations=0, node=None, progress=None) -> dict of the pattern T"},
 #if TOPOMAP_HAVE_HWLOC

@@ -2,11 +2,13 @@
    every operation and algorithm for n = 1..40 keeps its invariants (no
    empty stage, no pair twice in a stage, counts equal the listed items,
    items in range, the same counts with and without item lists), unicast
-   totals worked by hand, and the errors. */
+   totals worked by hand, and the errors; the reordering heuristics' orders
+   are permutations and Alg. 4.1 places each rank on a closest free core. */
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/collectives.h"
 #include "topomap/error.h"
+#include "topomap/machine.h"
 #include "check.h"
 
 static int invariants(const topomap_coll_spec *sp, const topomap_coll_schedule *s)
@@ -99,9 +101,72 @@ static void test_errors(void)
     CHECK(topomap_coll_build(&sp, &s) == TOPOMAP_EINVAL && strstr(topomap_last_error(), "operation"));
 }
 
+static void test_orders(void)
+{
+    int bad = 0;
+    int32_t *order = malloc(600 * sizeof *order), *ref = malloc(600 * sizeof *ref);
+    char *seen = malloc(600);
+    for (int32_t h = TOPOMAP_COLL_RDMH; h <= TOPOMAP_COLL_BGMH; h++)
+        for (int32_t p = 1; p <= 600; p++) {
+            memset(seen, 0, 600);
+            if (topomap_coll_order(h, p, order, ref) || order[0] != 0) {
+                bad++;
+                continue;
+            }
+            seen[0] = 1;
+            for (int32_t t = 1; t < p; t++) {
+                if (order[t] < 0 || order[t] >= p || seen[order[t]] || ref[t] < 0 || !seen[ref[t]]) bad++;
+                else seen[order[t]] = 1;
+            }
+        }
+    CHECK(bad == 0);
+    CHECK(topomap_coll_order(9, 4, order, ref) == TOPOMAP_EINVAL);
+    free(order);
+    free(ref);
+    free(seen);
+}
+
+/* 4 x 4 torus of nodes with 2 sockets x 2 cores (costs 1 inside a socket, 2
+   across): every placement is at the least distance any free core had. */
+static void test_place(void)
+{
+    static const int32_t groups[8] = {0, 0, 1, 1, 0, 0, 0, 0};
+    static const double costs[2] = {1, 2};
+    const topomap_node_tree tree = {4, 2, groups, costs};
+    int32_t dims[2] = {4, 4}, p = 61, pes[64], new_of[64], order[64], ref[64];
+    uint8_t wrap[2] = {1, 1};
+    topomap_machine *m;
+    CHECK(topomap_machine_create_torus(&tree, 2, dims, wrap, &m) == TOPOMAP_OK);
+    for (int32_t i = 0; i < p; i++) pes[i] = (i * 37) % 64; /* a scrambled layout */
+    int bad = 0;
+    for (int32_t h = TOPOMAP_COLL_RDMH; h <= TOPOMAP_COLL_BGMH; h++) {
+        char used[64] = {0};
+        if (topomap_coll_reorder(m, pes, p, h, 7, new_of) || topomap_coll_order(h, p, order, ref) || new_of[0] != 0) {
+            bad++;
+            continue;
+        }
+        used[0] = 1;
+        for (int32_t t = 1; t < p; t++) {
+            int32_t at = pes[new_of[ref[t]]];
+            double least = 1e300;
+            for (int32_t q = 0; q < p; q++)
+                if (!used[q] && topomap_machine_distance(m, at, pes[q]) < least) least = topomap_machine_distance(m, at, pes[q]);
+            if (used[new_of[order[t]]] || topomap_machine_distance(m, at, pes[new_of[order[t]]]) != least) bad++;
+            used[new_of[order[t]]] = 1;
+        }
+    }
+    CHECK(bad == 0);
+    pes[3] = pes[2];
+    CHECK(topomap_coll_reorder(m, pes, p, TOPOMAP_COLL_RMH, 0, new_of) == TOPOMAP_EINVAL &&
+          strstr(topomap_last_error(), "given twice"));
+    topomap_machine_destroy(m);
+}
+
 int main(void)
 {
     test_all();
+    test_orders();
+    test_place();
     test_totals();
     test_errors();
     return check_report();

@@ -6,15 +6,17 @@ hierarchical scheme; allreduce by recursive doubling and Rabenseifner;
 alltoall pairwise and Bruck), any number of ranks;
 :func:`~topomap.collectives.simulate.simulate` replays what their messages
 carry; :func:`stage_costs` gives hops, H(pi), congestion, contention and
-predicted time per stage.  :mod:`~topomap.collectives.schedules` holds the
+predicted time per stage; :mod:`~topomap.collectives.reorder` reorders
+ranks for a collective (Mirsadeghi's RDMH, RMH, BBMH, BGMH, also registered
+as mappers).  :mod:`~topomap.collectives.schedules` holds the
 first Python generators (also ``topomap.generators_collective``).  Each
 stage is a :class:`~topomap.Pattern` and ``schedule.total`` their sum, so
 every mapper and metric accepts them.
 """
 
-from . import schedules
+from . import reorder, schedules
 from .build import ALGORITHMS, build
 from .evaluate import StageCosts, stage_costs
 from .simulate import expected, simulate
 
-__all__ = ["schedules", "build", "ALGORITHMS", "stage_costs", "StageCosts", "simulate", "expected"]
+__all__ = ["schedules", "reorder", "build", "ALGORITHMS", "stage_costs", "StageCosts", "simulate", "expected"]

@@ -6,4 +6,5 @@ from . import libtopomap  # noqa: F401
 from . import kumar  # noqa: F401
 from . import hierarchy  # noqa: F401
 from . import scotch  # noqa: F401
+from . import collective  # noqa: F401
 from . import shortcut  # noqa: F401

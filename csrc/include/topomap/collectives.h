@@ -11,6 +11,7 @@
 #ifndef TOPOMAP_COLLECTIVES_H
 #define TOPOMAP_COLLECTIVES_H
 #include <stdint.h>
+#include "machine.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +56,21 @@ typedef struct {
    TOPOMAP_COLL_MAX_MSGS. */
 int topomap_coll_build(const topomap_coll_spec *spec, topomap_coll_schedule *out);
 void topomap_coll_free(topomap_coll_schedule *s);
+
+/* ---- collective-aware rank reordering (notes 000 §3.2-3.6, Alg. 4.1) ---- */
+enum { TOPOMAP_COLL_RDMH, TOPOMAP_COLL_RMH, TOPOMAP_COLL_BBMH, TOPOMAP_COLL_BGMH };
+
+/* The order in which a heuristic places p ranks: order[0] = 0, and rank
+   order[t] goes to the free core closest to the core of rank ref[t] (placed
+   earlier); ref[0] = -1. */
+int topomap_coll_order(int32_t heuristic, int32_t p, int32_t *order, int32_t *ref);
+
+/* Alg. 4.1 over the machine's PE distance: pes[i] is the core of old rank i
+   (the initial layout, p distinct PEs).  old_of_new[j]: the old rank whose
+   core new rank j takes; new rank 0 keeps old rank 0's core; ties between
+   equally close free cores are broken uniformly at random from `seed`. */
+int topomap_coll_reorder(const topomap_machine *m, const int32_t *pes, int32_t p, int32_t heuristic, uint64_t seed,
+                         int32_t *old_of_new);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,48 @@
+"""Mirsadeghi's collective-aware reorderings as mappers (notes 000 §3).
+
+The pattern only gives the number of ranks: the heuristics follow in closed
+form from the collective's algorithm (RDMH: recursive doubling, RMH: ring,
+BBMH: binomial broadcast, BGMH: binomial gather).  The initial layout is the
+allocation's PE order (``layout="allocation"``) or one of the thesis's
+(:data:`topomap.collectives.reorder.LAYOUTS`); rank ``j`` of the result is
+the new rank ``j`` of :func:`topomap.collectives.reorder.reorder`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..collectives.reorder import LAYOUTS, initial_layout, reorder
+from ..errors import MappingError
+from ..machine import Allocation
+from ..pattern import Pattern
+from ..registry import register
+
+_OPTIONS = {"layout": ("allocation", "the initial layout: 'allocation' (its PE order) or "
+                       + ", ".join(repr(x) for x in LAYOUTS))}
+_SUMMARY = {
+    "rdmh": "recursive-doubling allgather: latest-stage partners next to each other (Alg. 4.2)",
+    "rmh": "ring allgather: each rank next to the one before (Alg. 4.3)",
+    "bbmh": "binomial broadcast: children next to parents, smaller subtrees first (Alg. 4.4)",
+    "bgmh": "binomial gather: heaviest tree edges first (Alg. 4.5)",
+}
+
+
+def _mapper(heuristic: str):
+    def run(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int, progress: object,
+            layout: str = "allocation") -> np.ndarray:
+        n = pattern.n
+        if capacity != 1:
+            raise MappingError(f"{heuristic} places one rank per core; capacity = {capacity} is not supported")
+        if n > len(allocation.pes):
+            raise MappingError(f"{heuristic}: {n} ranks do not fit the allocation's {len(allocation.pes)} PEs")
+        pes = (np.asarray(allocation.pes[:n], dtype=np.int64) if layout == "allocation"
+               else initial_layout(allocation, n, layout))
+        return pes[reorder(heuristic, allocation, pes, seed)].astype(np.int32)
+
+    run.__name__ = heuristic
+    return register(heuristic, _SUMMARY[heuristic], options=_OPTIONS, c_file="coll_order.c",
+                    source=f"Mirsadeghi 2017 §4 ({heuristic.upper()}, notes 000 §3)")(run)
+
+
+rdmh, rmh, bbmh, bgmh = (_mapper(h) for h in ("rdmh", "rmh", "bbmh", "bgmh"))
