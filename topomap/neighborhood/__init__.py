@@ -7,6 +7,10 @@
 :func:`moore_graph`
 :func:`combine`                     Phase 1 (Alg. 1 + 2): the combining pattern T of every rank
 :class:`CombiningPattern`           T: steps, receives, exact-delivery check, statistics, JSON
+:func:`layouts`, :func:`build_all`, Phase 2 (Alg. 3): SEND/RECV/COPY/WAIT schedules with byte offsets
+:func:`build_schedule`,             for neighbour allgather, alltoall and alltoallv; the naive one
+:func:`naive_schedule`
+:func:`replay`                      run all ranks' schedules in one process: receive buffers, deadlocks
 =================================== ==================================================================
 
 Examples
@@ -22,6 +26,9 @@ True
 from .combine import combine
 from .graph import NeighborGraph, NeighborhoodError, moore_graph, random_graph
 from .pattern import FINAL, CombiningPattern
+from .replay import expected_recv, random_sendbufs, replay
+from .schedule import Layout, Schedule, build_all, build_schedule, layouts, naive_schedule
 
 __all__ = ["NeighborGraph", "NeighborhoodError", "random_graph", "moore_graph", "combine", "CombiningPattern",
-           "FINAL"]
+           "FINAL", "Layout", "Schedule", "layouts", "build_all", "build_schedule", "naive_schedule", "replay",
+           "expected_recv", "random_sendbufs"]
