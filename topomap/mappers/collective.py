@@ -10,10 +10,12 @@ the new rank ``j`` of :func:`topomap.collectives.reorder.reorder`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..collectives.reorder import LAYOUTS, initial_layout, reorder
-from ..errors import MappingError
+from ..errors import Cancelled, MappingError
 from ..machine import Allocation
 from ..pattern import Pattern
 from ..registry import register
@@ -29,8 +31,11 @@ _SUMMARY = {
 
 
 def _mapper(heuristic: str):
-    def run(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int, progress: object,
+    def run(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int, progress: Any,
             layout: str = "allocation") -> np.ndarray:
+        # milliseconds in C: the one progress report comes before the work, so the rule still holds
+        if progress is not None and progress(0.0):
+            raise Cancelled.by_progress(heuristic, 0.0)
         n = pattern.n
         if capacity != 1:
             raise MappingError(f"{heuristic} places one rank per core; capacity = {capacity} is not supported")
