@@ -30,6 +30,7 @@ a flag; scaling the pattern down (``topomap pattern --scale``) loses nothing.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -92,8 +93,9 @@ class Metrics:
         d["messages"], d["edge_cut_messages"] = (int(v) if float(v).is_integer() else v
                                                  for v in (d["msgs"], d["cut_msgs"]))
         names = machine.level_names
-        over = [k for k in _SCALARS if not np.isfinite(d[k])] + [names[i] for i in range(len(names))
-                                                                  if not np.isfinite(level_bytes[i])]
+        over = [k for k in _SCALARS if not math.isfinite(d[k])]  # math: per-move calls are hot
+        if not over and not np.isfinite(level_bytes).all():
+            over = [f"bytes_{names[int(np.flatnonzero(~np.isfinite(level_bytes))[0])]}"]
         if over:
             raise PatternError(f"{over[0]} overflows the double range (the pattern's bytes are too large for "
                                "this metric: scale them down, e.g. topomap pattern --scale)")
