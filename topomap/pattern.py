@@ -11,7 +11,9 @@ Rules applied by every constructor (documented once, here):
   ``provenance["dropped_self_bytes"]``.
 * Entries with zero bytes are dropped (zero-byte messages load no link and are
   not modelled).
-* Duplicate ``(src, dst)`` entries are summed.
+* Duplicate ``(src, dst)`` entries are summed; finite entries whose sum passes
+  the largest double (two of 1e308) raise :class:`~topomap.errors.PatternError`
+  naming the pair and the entries, never a volume of ``inf``.
 * Negative, NaN or infinite weights, indices out of range and non-integer
   indices raise :class:`~topomap.errors.PatternError` naming the offending entry.
 """
@@ -66,7 +68,7 @@ def _overflowed(built: tuple) -> bool:
     return any(a is not None and a.size and _core.first_bad_weight(a) >= 0 for a in built[2:4])
 
 
-def overflowing_entries(src: np.ndarray, dst: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def _overflowing_entries(src: np.ndarray, dst: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Indices of the entries of the first ``(src, dst)`` pair (not a self-message) whose
     ``weights`` sum past the largest double, in entry order; empty when no sum overflows."""
     s, d = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
@@ -89,14 +91,14 @@ def overflowing_entries(src: np.ndarray, dst: np.ndarray, weights: np.ndarray) -
     return np.sort(order[starts[bad[0]]:stop])
 
 
-def overflow_message(src: np.ndarray, dst: np.ndarray, byts: np.ndarray, msgs: np.ndarray | None,
+def _overflow_message(src: np.ndarray, dst: np.ndarray, byts: np.ndarray, msgs: np.ndarray | None,
                      label: Callable[[int], str] = "entry {}".format) -> str | None:
     """What overflowed: the pair, the column, and the entries whose sum passes the largest
     double, each named by ``label(index)`` (a reader names its lines); None when no sum does."""
     for what, w in (("bytes", byts), ("msgs", msgs)):
         if w is None:
             continue
-        e = overflowing_entries(src, dst, w)
+        e = _overflowing_entries(src, dst, w)
         if e.size:
             values = np.broadcast_to(np.asarray(w, dtype=np.float64), np.shape(src))[e]
             shown = ", ".join(f"{label(int(i))} ({float(v)!r})" for i, v in zip(e[:4], values[:4]))
@@ -320,7 +322,7 @@ class Pattern:
         # np.add.reduceat sums them, so the doubles are those of a NumPy argsort/unique/reduceat.
         built = _core.pattern_build(int(n), s, d, w, m, None, False)
         if _overflowed(built):
-            raise PatternError(overflow_message(s, d, w, m) or "a summed volume overflows the largest double")
+            raise PatternError(_overflow_message(s, d, w, m) or "a summed volume overflows the largest double")
         return cls._from_built(int(n), built, s, d, w, None, prov)
 
     @classmethod
@@ -468,7 +470,7 @@ class Pattern:
         except PatternError:  # only a sum can fail: name the two directions summed
             def direction(i: int) -> str:
                 return f"{src[i]} -> {dst[i]}" if i < self.nnz else f"{dst[i]} -> {src[i]}"
-            raise PatternError(f"symmetric(): {overflow_message(src, dst, byts, msgs, direction)}") from None
+            raise PatternError(f"symmetric(): {_overflow_message(src, dst, byts, msgs, direction)}") from None
 
     def quotient(self, part: Any, nparts: int | None = None) -> "Pattern":
         """Pattern between groups: process ``p`` belongs to group ``part[p]``.

@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import FormatError, PatternError
-from ..pattern import Pattern, overflow_message
+from ..pattern import Pattern, _overflow_message
 
 #: Processes a file may declare (or imply by a large rank) beyond the ``2 k`` its ``k`` entries
 #: can name: about 32 MB of row pointers.  Readers take ``max_processes=`` to raise it.
@@ -71,5 +71,5 @@ def from_entries(path: str, src: np.ndarray, dst: np.ndarray, byts: np.ndarray, 
         def name(i: int) -> str:
             where = line_of(i)
             return f"line {where}" if isinstance(where, (int, np.integer)) else str(where)
-        message = overflow_message(src, dst, byts, msgs, name) or str(exc)
+        message = _overflow_message(src, dst, byts, msgs, name) or str(exc)
         raise FormatError(f"{path}: {message}") from None
