@@ -18,6 +18,7 @@ from .shortcut import Circulant, RandomShortcut
 from .single import SingleNode
 from .torus import Torus
 from .tree import TreeNetwork
+from . import cell_eib
 from . import analysis, hilbert, spec  # noqa: E402  (after the kinds: spec strings are registered by now)
 
 __all__ = ["Network", "Dragonfly", "FatTree", "GraphNetwork", "Hypercube", "Circulant", "RandomShortcut",
