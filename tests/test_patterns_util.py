@@ -79,6 +79,14 @@ def test_scale_rejects(bad):
         scale(tm.Pattern.from_edges([0], [1], [1.0]), bad)
 
 
+def test_scale_overflow_names_the_entry():
+    pat = tm.Pattern.from_edges([0, 2], [1, 1], [1.0, 1e308], n=3)
+    with pytest.raises(tm.PatternError, match=r"scaling by 10 overflows the bytes of 2 -> 1 \(1e\+308\)"):
+        scale(pat, 10)
+    with pytest.raises(tm.PatternError, match="overflow"):
+        add(pat, pat)
+
+
 @given(st.integers(1, 6), st.data())
 def test_add_matches_dense_sum(n, data):
     mats = [data.draw(dense_patterns(max_n=n).filter(lambda bm: bm[0].shape[0] == n)) for _ in range(3)]

@@ -176,7 +176,15 @@ def scale(pattern: Pattern, factor: float) -> Pattern:
     if isinstance(factor, bool) or not isinstance(factor, (int, float, np.integer, np.floating)) \
             or not (np.isfinite(factor) and factor > 0):
         raise PatternError(f"factor = {factor!r} must be a positive finite number")
-    return Pattern(p.n, p.indptr, p.indices, p.bytes * float(factor), p.msgs,
+    with np.errstate(over="ignore"):
+        byts = p.bytes * float(factor)
+    over = np.flatnonzero(~np.isfinite(byts))
+    if over.size:
+        k = int(over[0])
+        src = int(np.searchsorted(p.indptr, k, side="right") - 1)
+        raise PatternError(f"scaling by {factor:g} overflows the bytes of {src} -> {int(p.indices[k])} "
+                           f"({p.bytes[k]:g}) past the largest double")
+    return Pattern(p.n, p.indptr, p.indices, byts, p.msgs,
                    {"source": "scale", "of": dict(p.provenance), "factor": float(factor),
                     "dropped_self_bytes": float(p.provenance.get("dropped_self_bytes", 0.0)) * float(factor)})
 
