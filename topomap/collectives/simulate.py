@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import PatternError
 from .schedules import Schedule
 
-__all__ = ["simulate", "expected"]
+__all__ = ["simulate", "expected", "reduction_kinds"]
 
 
 def _initial(op: str, n: int, root: int, pieces: int) -> list:
@@ -76,6 +76,26 @@ def simulate(schedule: Schedule) -> list:
     >>> simulate(s) == expected("alltoall", 5)
     True
     """
+    return _replay(schedule)[0]
+
+
+def reduction_kinds(schedule: Schedule) -> np.ndarray:
+    """Per message of an allreduce schedule: True where the receiver adds the
+    pieces to its own, False where it takes them over (they hold its part).
+
+    Examples
+    --------
+    >>> from topomap.collectives import build
+    >>> from topomap.collectives.simulate import reduction_kinds
+    >>> reduction_kinds(build("allreduce", "rabenseifner", 4, items=True)).astype(int).tolist()
+    [1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]
+    """
+    if schedule.op != "allreduce":
+        raise PatternError(f"reduction_kinds needs an allreduce schedule, not {schedule.op!r}")
+    return _replay(schedule)[1]
+
+
+def _replay(schedule: Schedule) -> tuple[list, np.ndarray]:
     m = schedule.messages
     if schedule.op is None or m is None or "items" not in m:
         raise PatternError("simulate needs a schedule from topomap.collectives.build(..., items=True)")
@@ -84,6 +104,7 @@ def simulate(schedule: Schedule) -> list:
     root = int(prov.get("root", 0))
     pieces = int(round(1 / m["item_unit"]))
     held = _initial(op, n, root, pieces)
+    adds = np.zeros(len(m["src"]), dtype=bool)
     ptr, items = m["item_ptr"], m["items"]
     stage_start = np.searchsorted(m["stage"], np.arange(len(schedule) + 1))
     for s in range(len(schedule)):
@@ -92,12 +113,17 @@ def simulate(schedule: Schedule) -> list:
             src, dst = int(m["src"][k]), int(m["dst"][k])
             carried = items[ptr[k]:ptr[k + 1]].tolist()
             if op == "allreduce":
+                kinds = set()
                 for c in carried:
                     mine, theirs = before[src][c], held[dst][c]
                     if mine & theirs and mine & theirs != theirs:
                         raise PatternError(f"stage {s}: {src} -> {dst} sums piece {c} of ranks "
                                            f"{mine & theirs:#x} twice")
+                    kinds.add(not mine & theirs)
                     held[dst][c] = mine | theirs
+                if len(kinds) > 1:
+                    raise PatternError(f"stage {s}: {src} -> {dst} both adds and replaces pieces")
+                adds[k] = kinds == {True}
                 continue
             missing = set(carried) - before[src]
             if missing:
@@ -107,4 +133,4 @@ def simulate(schedule: Schedule) -> list:
             held[dst] |= set(carried)
     if op == "gather":  # only the root's buffer is the result
         held = [h if r == root else set() for r, h in enumerate(held)]
-    return held
+    return held, adds
