@@ -164,7 +164,8 @@ def test_contention_objective_uses_the_stages():
 
 def test_circulant_stride_runs_over_the_allocation():
     part = tm.machine("circulant:16").allocation([9, 0, 2, 4, 6, 8, 10, 12])
-    assert pl.circulant_placement(part, 4, start=4).tolist() == [4, 8, 10, 0]  # the 3rd, 5th, 7th and 1st of 0, 2, 4, 6, 8, 9, 10, 12
+    # the 3rd, 5th, 7th and 1st of the allocation's nodes 0, 2, 4, 6, 8, 9, 10, 12
+    assert pl.circulant_placement(part, 4, start=4).tolist() == [4, 8, 10, 0]
     assert pl.circulant_placement(part, 8, start=0).tolist() == [0, 2, 4, 6, 8, 9, 10, 12]
 
 
@@ -202,7 +203,8 @@ def test_ring_and_cco_placements():
 def test_mappers_registered_and_deterministic():
     alloc = tm.machine("shortcut:n=64,d=7,seed=2").allocate(64)
     s = bruck(32)
-    for method in ("shortcut-tree", "shortcut-ring", "shortcut-circulant", "shortcut-cco", "two-opt", "shortcut-anneal"):
+    for method in ("shortcut-tree", "shortcut-ring", "shortcut-circulant", "shortcut-cco", "two-opt",
+                   "shortcut-anneal"):
         assert method in tm.methods()
         opts = {"iterations": 2000} if method in ("two-opt", "shortcut-anneal") else {}
         a = pl.place(s, alloc, method=method, seed=3, **opts)

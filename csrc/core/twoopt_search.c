@@ -113,9 +113,14 @@ static int build_table(state *st, int32_t n)
         } else {
             st->k = k;
             for (int32_t r = 0; r < n; r++) st->slot[r] = index[st->node[r]];
-            for (int32_t i = 0; i < k; i++)
-                for (int32_t j = 0; j < k; j++)
-                    st->table[(size_t)i * k + j] = (uint8_t)topomap_machine_route_count(st->m, nodes[i], nodes[j]);
+            for (int32_t i = 0; i < k && !rc; i++)
+                for (int32_t j = 0; j < k && !rc; j++) {
+                    int32_t h = topomap_machine_route_count(st->m, nodes[i], nodes[j]);
+                    if (h < 0)
+                        rc = topomap_i_fail(TOPOMAP_EINVAL, "two-opt: the machine has no route from node %d to node %d",
+                                            (int)nodes[i], (int)nodes[j]);
+                    st->table[(size_t)i * k + j] = (uint8_t)h;
+                }
         }
     }
     free(index);
@@ -285,7 +290,8 @@ int topomap_twoopt_search(const topomap_machine *m, const topomap_twoopt_schedul
     if (trace && opt->trace_every) trace[0] = cur;
     double temp = opt->t0, cool = anneal && opt->iterations ? pow(opt->t1 / opt->t0, 1.0 / (double)opt->iterations) : 1;
     for (int64_t it = 1; it <= opt->iterations && n >= 2; it++) {
-        int32_t a = (int32_t)topomap_rng_below(&rng, (uint64_t)n), b = (int32_t)topomap_rng_below(&rng, (uint64_t)n - 1);
+        int32_t a = (int32_t)topomap_rng_below(&rng, (uint64_t)n);
+        int32_t b = (int32_t)topomap_rng_below(&rng, (uint64_t)n - 1);
         b += b >= a;
         affected(&st, a, b);
         int64_t delta = swap_delta(&st, a, b, pe_of);

@@ -53,7 +53,7 @@ def _starting(method: str, progress: Progress) -> None:
         raise Cancelled.by_progress(method, 0.0)
 
 
-def initial_placement(kind: str, pattern: Any, allocation: Allocation, seed: int) -> np.ndarray:
+def _initial(kind: str, pattern: Any, allocation: Allocation, seed: int) -> np.ndarray:
     """One of the starting placements of two-opt (``_INITIAL``) for ``pattern``'s ranks."""
     n = _n(pattern)
     if kind not in _INITIAL:
@@ -84,7 +84,8 @@ def cui_tree(pattern: Any, allocation: Allocation, *, seed: int, capacity: int, 
     --------
     >>> import topomap as tm
     >>> from topomap.collectives.schedules import binomial_bcast
-    >>> tm.map(binomial_bcast(4).total, tm.machine("circulant:8").allocate(8), method="shortcut-tree", root=0).pe_of.tolist()
+    >>> alloc = tm.machine("circulant:8").allocate(8)
+    >>> tm.map(binomial_bcast(4).total, alloc, method="shortcut-tree", root=0).pe_of.tolist()
     [0, 1, 2, 4]
     """
     _starting("shortcut-tree", progress)
@@ -102,7 +103,8 @@ def cui_ring(pattern: Any, allocation: Allocation, *, seed: int, capacity: int, 
     --------
     >>> import topomap as tm
     >>> from topomap.collectives.schedules import binomial_bcast
-    >>> tm.map(binomial_bcast(3).total, tm.machine("circulant:8").allocate(8), method="shortcut-ring", start=6).pe_of.tolist()
+    >>> alloc = tm.machine("circulant:8").allocate(8)
+    >>> tm.map(binomial_bcast(3).total, alloc, method="shortcut-ring", start=6).pe_of.tolist()
     [6, 7, 0]
     """
     _starting("shortcut-ring", progress)
@@ -129,7 +131,8 @@ def cui_circulant(pattern: Any, allocation: Allocation, *, seed: int, capacity: 
     return pl.circulant_placement(allocation, _n(pattern), seed, _optional_id("shortcut-circulant", "start", start))
 
 
-@register("shortcut-cco", "chain concatenation ordering: ranks along the preorder of the network's BFS tree from the root",
+@register("shortcut-cco", "chain concatenation ordering: ranks along the preorder of the network's BFS tree "
+                          "from the root",
           options={"root": (None, "a PE of the allocation for rank 0 (None: its first PE)")},
           source="Kesavan & Panda, TPDS 12(2) 2001, as Cui 2024 §3.4 compares it", c_file="")
 def cco(pattern: Any, allocation: Allocation, *, seed: int, capacity: int, progress: Progress,
@@ -175,7 +178,7 @@ def two_opt(pattern: Any, allocation: Allocation, *, seed: int, capacity: int, p
     True
     """
     its = _search_args("two-opt", initial, iterations)
-    start = initial_placement(initial, pattern, allocation, seed)
+    start = _initial(initial, pattern, allocation, seed)
     return pl.two_opt(pattern, allocation, start, iterations=its, objective=objective, seed=seed,
                       progress=progress).pe_of
 
@@ -200,6 +203,6 @@ def cui_anneal(pattern: Any, allocation: Allocation, *, seed: int, capacity: int
     its = _search_args("shortcut-anneal", initial, iterations)
     if not is_real(t0) or not is_real(t1):
         raise MappingError(f"shortcut-anneal options t0 = {t0!r}, t1 = {t1!r} must be numbers")
-    start = initial_placement(initial, pattern, allocation, seed)
+    start = _initial(initial, pattern, allocation, seed)
     return pl.anneal(pattern, allocation, start, iterations=its, objective=objective, t0=float(t0), t1=float(t1),
                      seed=seed, progress=progress).pe_of
