@@ -244,3 +244,19 @@ def test_bad_order_and_mapping():
         f.sends(5)
     with pytest.raises(LoadBalanceError, match="8 task counts"):
         sfc_flow([1] * 8, tm.machine("mesh:2x2").allocate(4))
+
+
+def test_sfc_flow_follows_a_given_mapping():
+    m = tm.machine("mesh:4x4")
+    alloc = m.allocate(16)
+    mp = tm.map(tm.generators.stencil_2d((4, 4)), alloc, method="random", seed=0)
+    counts = np.arange(16)
+    order = sfc_order(alloc, mp)
+    # process p runs on PE mp.pe_of[p]: the order walks those PEs along the curve of the whole mesh
+    curve = tm.networks.hilbert.node_order(m, np.arange(16))
+    rank_on_curve = np.empty(16, int)
+    rank_on_curve[curve] = np.arange(16)
+    assert np.array_equal(order, np.argsort(rank_on_curve[mp.pe_of]))
+    assert as_dict(sfc_flow(counts, alloc, mp)) == reference_alias(counts.tolist(), order.tolist())
+    t = alias_flow(counts).predict(alloc, mp, 100.0)
+    assert t.makespan == tm.timemodel.predict(alias_flow(counts).schedule(100.0), alloc, mp).makespan

@@ -80,8 +80,9 @@ def alias_flow(counts: Any, *, order: Any = None) -> Flow:
 def sfc_order(allocation: Allocation, mapping: Any = None) -> np.ndarray:
     """Processes in the Hilbert order of their nodes (rank order inside a node).
 
-    ``mapping`` gives the PE of every process (default: process ``i`` on
-    ``allocation.pes[i]``); the machine must be a torus or mesh.  The order is
+    ``mapping`` (a :class:`~topomap.Mapping` or an array) gives the PE of
+    every process (default: process ``i`` on ``allocation.pes[i]``); the
+    machine must be a torus or mesh.  The order is
     the ``key`` of Kumar's ``MPI_Comm_split`` renumbering, inverted.
 
     Examples
@@ -92,7 +93,7 @@ def sfc_order(allocation: Allocation, mapping: Any = None) -> np.ndarray:
     [0, 2, 3, 1]
     """
     m = allocation.machine
-    pes = allocation.pes if mapping is None else np.asarray(getattr(mapping, "pes", mapping))
+    pes = allocation.pes if mapping is None else np.asarray(getattr(mapping, "pe_of", mapping))
     if pes.ndim != 1 or pes.size == 0:
         raise LoadBalanceError(f"mapping must give one PE per process, got shape {pes.shape}")
     node = m.node_of(pes)

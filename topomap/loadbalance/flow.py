@@ -152,7 +152,7 @@ class Flow:
         """Predicted time of the migration (one round, every message at once) on a placement.
 
         ``where`` and ``mapping`` are those of :func:`topomap.timemodel.predict`
-        (PE of every process); returns its
+        (a :class:`~topomap.Mapping` or the PE of every process); returns its
         :class:`~topomap.timemodel.TimePrediction`.
 
         Examples
@@ -163,7 +163,7 @@ class Flow:
         >>> t.makespan > 0, len(t.messages["src"])
         (True, 1)
         """
-        pes = np.asarray(mapping.pes if hasattr(mapping, "pes") else mapping)
+        pes = np.asarray(getattr(mapping, "pe_of", mapping))
         if pes.ndim != 1 or pes.size != self.nproc:
             raise LoadBalanceError(f"mapping must give a PE to each of the {self.nproc} processes, "
                                    f"got shape {pes.shape}")
