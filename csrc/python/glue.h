@@ -125,4 +125,6 @@ PyObject *pytopomap_coll_build(PyObject *self, PyObject *args);
 PyObject *pytopomap_coll_order(PyObject *self, PyObject *args);
 PyObject *pytopomap_coll_reorder(PyObject *self, PyObject *args);
 PyObject *pytopomap_nbr_phase1(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pytopomap_gpu_loads(PyObject *self, PyObject *args);
+PyObject *pytopomap_magc_greedy(PyObject *self, PyObject *args);
 #endif

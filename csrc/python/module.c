@@ -197,6 +197,10 @@ static PyMethodDef methods[] = {
     {"coll_reorder", pytopomap_coll_reorder, METH_VARARGS, "coll_reorder(machine, pes, heuristic, seed) -> old_of_new"},
     {"nbr_phase1", (PyCFunction)(void (*)(void))pytopomap_nbr_phase1, METH_VARARGS | METH_KEYWORDS,
      "nbr_phase1(out_ptr, out_idx, theta, max_iterations=0, node=None, progress=None) -> dict of the pattern T"},
+    {"gpu_loads", pytopomap_gpu_loads, METH_VARARGS,
+     "gpu_loads(bandwidth, route_ptr, route_chan, nic, indptr, indices, bytes, node_of, ep_of, nnodes) -> load"},
+    {"magc_greedy", pytopomap_magc_greedy, METH_VARARGS,
+     "magc_greedy(bandwidth, route_ptr, route_chan, c, candidates, load=None) -> (ep_of, order)"},
 #if TOPOMAP_HAVE_HWLOC
     {"hwloc_topology_xml", pytopomap_hwloc_topology_xml, METH_NOARGS,
      "XML of this machine's topology, discovered by libhwloc."},
