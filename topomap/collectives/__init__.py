@@ -10,7 +10,8 @@ predicted time per stage; :mod:`~topomap.collectives.reorder` reorders
 ranks for a collective (Mirsadeghi's RDMH, RMH, BBMH, BGMH, also registered
 as mappers) and :mod:`~topomap.collectives.plans` keeps the output in the
 caller's rank order (initComm, endShfl, the ring offset table; run in MPI
-by :func:`topomap.mpi.run_collective`).  :mod:`~topomap.collectives.schedules` holds the
+by :func:`topomap.mpi.run_collective`); :func:`reorder_for` reorders only
+when the predicted time improves.  :mod:`~topomap.collectives.schedules` holds the
 first Python generators (also ``topomap.generators_collective``).  Each
 stage is a :class:`~topomap.Pattern` and ``schedule.total`` their sum, so
 every mapper and metric accepts them.
@@ -18,7 +19,8 @@ every mapper and metric accepts them.
 
 from . import plans, reorder, schedules
 from .build import ALGORITHMS, build
+from .choose import ReorderChoice, reorder_for
 from .evaluate import StageCosts, stage_costs
 from .simulate import expected, simulate
 
-__all__ = ["schedules", "reorder", "plans", "build", "ALGORITHMS", "stage_costs", "StageCosts", "simulate", "expected"]
+__all__ = ["schedules", "reorder", "plans", "build", "ALGORITHMS", "stage_costs", "StageCosts", "simulate", "expected", "reorder_for", "ReorderChoice"]

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import PatternError
 from ..metrics import _resolve, evaluate
 from ..pattern import Pattern
-from ..timemodel import predict
+from ..timemodel.predict import predict
 from ..timemodel.model import TimeModel
 from .schedules import Schedule
 
