@@ -302,3 +302,11 @@ def test_grid_predicts_and_resumes_only_with_the_same_model(tmp_path):
     assert (again["predicted_time"] > 1e-3).all()          # rerun with the new model, not reused
     assert "predicted_time" not in run_grid({"halo": "stencil2d:4x4"}, ["torus:4x4"], ["block"],
                                             progress=False).columns
+
+
+def test_mappers_and_metrics_take_a_schedule_as_its_total():
+    from topomap.collectives.schedules import recursive_doubling
+    sched = recursive_doubling(16, bytes=10)
+    alloc = tm.machine("torus:4x4").allocate(16)
+    mp = tm.map(sched, alloc, method="greedy")
+    assert tm.evaluate(sched, alloc, mp).hop_bytes == tm.evaluate(sched.total, alloc, mp).hop_bytes

@@ -111,9 +111,12 @@ class Metrics:
 
 
 def as_pattern(obj: Any) -> Pattern:
-    """Accept a Pattern, a dense array, a scipy.sparse matrix or a networkx graph."""
+    """Accept a Pattern, a dense array, a scipy.sparse matrix, a networkx graph
+    or a collective's Schedule (its stages summed: ``Schedule.total``)."""
     if isinstance(obj, Pattern):
         return obj
+    if isinstance(getattr(obj, "total", None), Pattern) and hasattr(obj, "stages"):
+        return obj.total
     if hasattr(obj, "tocoo"):
         return Pattern.from_sparse(obj)
     if hasattr(obj, "edges") and hasattr(obj, "nodes"):
