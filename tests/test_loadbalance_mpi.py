@@ -23,12 +23,15 @@ CASES = [
     {"seed": 2, "method": "alias", "pack": "pickle", "high": 9},
     {"seed": 3, "method": "unit", "pack": "numpy", "high": 12},
     {"seed": 4, "method": "alias", "pack": "numpy", "high": 0},          # nothing to move
+    {"seed": 5, "method": "alias", "pack": "numpy", "high": 12, "reverse": True},
+    {"seed": 6, "method": "unit", "pack": "numpy", "high": 12, "reverse": True},
 ]
 
 
-def replay(counts, method):
+def replay(counts, method, reverse):
     """Every rank's final ids by the documented rule, written out independently of balance()."""
-    flow = (alias_flow if method == "alias" else unit_flow)(counts)
+    order = list(range(len(counts)))[::-1] if reverse else None
+    flow = (alias_flow if method == "alias" else unit_flow)(counts, order=order)
     starts = np.concatenate([[0], np.cumsum(counts)])
     held = [list(range(starts[r], starts[r + 1])) for r in range(len(counts))]
     outgoing = {}
@@ -51,7 +54,7 @@ def test_balance_moves_exactly_the_planned_tasks(nranks):
         mine = line["ranks"]
         assert [x["rank"] for x in mine] == list(range(nranks))
         counts = mine[0]["counts"]
-        flow, expect = replay(counts, case["method"])
+        flow, expect = replay(counts, case["method"], case.get("reverse", False))
         k = -(-sum(counts) // nranks)
         for x in mine:
             assert x["counts"] == counts
@@ -66,10 +69,11 @@ def test_balance_moves_exactly_the_planned_tasks(nranks):
 
 
 def test_bad_input_raises_on_every_rank():
-    cases = [{"error": "dtype"}, {"error": "container"}]
+    cases = [{"error": "dtype"}, {"error": "container"}, {"error": "objects"}]
     lines = results(run(3, "loadbalance_job.py", json.dumps(cases), timeout=120))
     assert [x["case"] for x in lines] == cases
-    dtype, container = (x["messages"] for x in lines)
+    dtype, container, objects = (x["messages"] for x in lines)
     assert len(set(dtype)) == 1 and dtype[0].startswith("balance: rank 2 holds rows of dtype <f8")
     assert len(set(container)) == 1 and container[0] == ("balance: rank 2: tasks must be a NumPy array of rows "
                                                          "(or give pack/unpack), got list")
+    assert len(set(objects)) == 1 and "give pack/unpack" in objects[0]

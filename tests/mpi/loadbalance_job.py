@@ -1,10 +1,12 @@
-"""topomap.mpi.balance under mpiexec: usage: loadbalance_job.py JSON (a list of {"seed", "method", "pack", "high"})
+"""topomap.mpi.balance under mpiexec: usage: loadbalance_job.py JSON
+(a list of {"seed", "method", "pack", "high"[, "reverse"]}, or {"error": ...} cases)
 
 Each case draws the same task counts on every rank (seeded), gives every task a job-wide unique id
 (rows [id, origin rank, id * 7 + 3] of an int64 array, or a list of {"id", "word"} dicts moved
-through pickled pack/unpack), balances, and rank 0 prints every rank's final ids for the driver, which
-checks them against the planned flow.  The ranks check among themselves that no id is lost or
-duplicated and that every row's contents travelled intact.
+through pickled pack/unpack), balances ("reverse": the flow visits the ranks in reverse order),
+and rank 0 prints every rank's final ids for the driver, which checks them against the planned
+flow.  The ranks check among themselves that no id is lost or duplicated and that every row's
+contents travelled intact.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ def bad_input(comm, case):
     tasks = np.zeros((3, 2), dtype=np.float64 if comm.rank == last else np.int64)
     if case["error"] == "container" and comm.rank == last:
         tasks = [1, 2, 3]
+    if case["error"] == "objects" and comm.rank == last:
+        tasks = np.array([{"id": 1}, {"id": 2}], dtype=object)
     try:
         balance(comm, tasks)
     except CollectiveError as exc:
@@ -56,7 +60,8 @@ def body(comm, argv):
         ids = np.arange(first, first + counts[comm.rank], dtype=np.int64)
         if case["pack"] == "numpy":
             tasks = np.stack([ids, np.full_like(ids, comm.rank), ids * 7 + 3], axis=1)
-            mine, info = balance(comm, tasks, method=case["method"])
+            order = list(range(comm.size))[::-1] if case.get("reverse") else None
+            mine, info = balance(comm, tasks, method=case["method"], order=order)
             all_ok(comm, bool((mine[:, 2] == mine[:, 0] * 7 + 3).all()), "row contents")
             final = mine[:, 0].tolist()
         else:

@@ -117,8 +117,9 @@ class Flow:
         Examples
         --------
         >>> from topomap.loadbalance import unit_flow
-        >>> unit_flow([4, 4, 0, 0]).metrics()
-        LBMetrics(max_receives=1, max_tasks_received=2, total_messages=2, total_tasks_sent=4, max_sends=1, max_tasks_sent=2)
+        >>> unit_flow([4, 4, 0, 0]).metrics()      # doctest: +NORMALIZE_WHITESPACE
+        LBMetrics(max_receives=1, max_tasks_received=2, total_messages=2, total_tasks_sent=4,
+                  max_sends=1, max_tasks_sent=2)
         """
         n = self.nproc
         if self.src.size == 0:

@@ -73,8 +73,9 @@ def balance(comm: Any, tasks: Any, *, method: str = "alias", order: Any = None,
         Kumar's alias flow (each rank receives at most one message) or the
         QWalk-like baseline (fewest tasks moved).
     order : array_like of int, optional
-        Process order of the alias flow's partition, e.g.
-        :func:`topomap.loadbalance.sfc_order` for the SFC variant.
+        Process order of the flow (the alias partition's, or the baseline's
+        two pointers), e.g. :func:`topomap.loadbalance.sfc_order` for the SFC
+        variant.
     pack : callable, optional
         ``pack(tasks, n) -> (kept, outgoing)``: take ``n`` tasks out; called
         once per message this rank sends, in receiver order.  ``outgoing``
@@ -119,6 +120,8 @@ def balance(comm: Any, tasks: Any, *, method: str = "alias", order: Any = None,
             if not isinstance(tasks, np.ndarray) or tasks.ndim < 1:
                 raise ValueError(f"tasks must be a NumPy array of rows (or give pack/unpack), got "
                                  f"{type(tasks).__name__}")
+            if tasks.dtype.hasobject:
+                raise ValueError("an array of Python objects cannot travel as a buffer; give pack/unpack")
             if count != tasks.shape[0]:
                 raise ValueError(f"count = {count} but the array has {tasks.shape[0]} rows")
             layout = (tasks.dtype.str, tasks.shape[1:])
@@ -137,7 +140,7 @@ def balance(comm: Any, tasks: Any, *, method: str = "alias", order: Any = None,
                               f"{gathered[first][2][1]}, rank 0 of {gathered[0][2][0]} shape {gathered[0][2][1]}",
                               rank=first)
     try:
-        flow = METHODS[method]([c for _, c, _ in gathered], **({"order": order} if method == "alias" else {}))
+        flow = METHODS[method]([c for _, c, _ in gathered], order=order)
     except LoadBalanceError as exc:
         raise CollectiveError(f"balance: {exc}") from None
     flowed_at = time.perf_counter()
