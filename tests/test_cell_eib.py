@@ -166,6 +166,9 @@ def test_blade_heavier_side_goes_to_processor_0():
     (lambda: blade_partition(np.ones((8, 8))), "16 x 16"),
     (lambda: blade_partition(-np.ones((16, 16))), "non-negative"),
     (lambda: tm.machine("cell:blade/4"), "no /NODE"),
+    (lambda: tm.machine("cell:eib,halfway=up"), "not halfway=cw or halfway=ccw"),
+    (lambda: tm.machine("cell:eib,halfway=cw,halfway=ccw"), "one option"),
+    (lambda: tm.machine("cell:ring"), "'eib' or 'blade'"),
 ])
 def test_bad_input(call, message):
     with pytest.raises(tm.errors.MachineError, match=message):

@@ -180,6 +180,8 @@ def _parse(kind: str, body: str, spec: str):
     head, *opts = [t.strip() for t in body.split(",")] if body else ["eib"]
     if head not in ("eib", "blade"):
         raise MachineError(f"machine spec {spec!r}: a Cell is 'eib' or 'blade', got {head!r}")
+    if len(opts) > 1:
+        raise MachineError(f"machine spec {spec!r}: a Cell takes one option (halfway=cw or halfway=ccw)")
     halfway = "cw"
     for opt in opts:
         key, _, value = opt.partition("=")
