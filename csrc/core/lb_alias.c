@@ -2,7 +2,10 @@
    phantom tasks of §5.3; notes 001 §4.2).  Donors sit after every deficit
    process (stable partition around k); donor l fills deficit s completely,
    and when l drops below k it becomes the next deficit to fill, so every
-   process receives from at most one donor and the sweep is O(P). */
+   process receives from at most one donor and the sweep is O(P).  The
+   algorithm works in place on the partitioned loads; as the caller's counts
+   are read-only, those loads are a copy, beside the permutation and one
+   phantom flag per process. */
 #include <stdlib.h>
 
 #include "lb_internal.h"
