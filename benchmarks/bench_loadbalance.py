@@ -8,8 +8,15 @@ of P and the phantom rule runs too.  Timed: the C flow computation alone
 §5.6: "linear in P; never dominant").  Also printed: the Table 5.4.1 metrics
 of both flows (alias: one receive per process, about twice the tasks moved).
 
+Then the migration itself (notes 001 §8): on Jaguar-like tori of 12-core
+nodes (8x8x8 with 256 allocated nodes, 16x16x16 with 2048), a fragmented
+allocation (6 runs of nodes, launcher order), 8 KB per task, the predicted
+time (:func:`topomap.timemodel.predict`, max-min flow model, default time
+model) of the alias flow in rank order, in Hilbert order (SFC variant) and
+of the baseline.
+
     python benchmarks/bench_loadbalance.py            # 10^3 .. 10^7, writes results/loadbalance.json
-    python benchmarks/bench_loadbalance.py --quick    # 10^3 .. 10^5
+    python benchmarks/bench_loadbalance.py --quick    # 10^3 .. 10^5, the 8x8x8 torus only
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import numpy as np
 
 import topomap as tm
 from topomap import _core
-from topomap.loadbalance import alias_flow, unit_flow
+from topomap.loadbalance import alias_flow, sfc_flow, unit_flow
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -50,6 +57,19 @@ def one_size(p: int, repeat: int) -> dict:
     return row
 
 
+def migration(spec: str, nodes: int) -> dict:
+    machine = tm.machine(spec)
+    alloc = machine.allocate(nodes * machine.pes_per_node, policy="fragmented", seed=1, runs=6)
+    counts = np.random.default_rng(nodes).integers(20, 29, size=alloc.pes.size)
+    row = {"machine": spec, "nodes": nodes, "processes": int(alloc.pes.size)}
+    for flow in (alias_flow(counts), sfc_flow(counts, alloc), unit_flow(counts)):
+        t = flow.predict(alloc, alloc.pes, task_bytes=8192)
+        hops = machine.hops(machine.node_of(alloc.pes[flow.src]), machine.node_of(alloc.pes[flow.dst]))
+        row[flow.method] = {"makespan": t.makespan, "bottleneck": float(t.bottleneck_time.max()),
+                            "messages": int(flow.src.size), "mean_hops": float(hops.mean())}
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="10^3 to 10^5 processes only")
@@ -67,8 +87,17 @@ def main() -> None:
                 f"{r[k]['max_sends']:7d} {r[k]['total_messages']:9d} {r[k]['total_tasks_sent']:10d}"
                 for k in ("alias", "unit")]
         print(f"{p:9d} | {cols[0]} | {cols[1]}", flush=True)
+    methods = ("alias", "alias-sfc", "unit")
+    print(f"\n{'machine':18s} {'procs':>6s} | " + " | ".join(f"{m:>9s} us  hops" for m in methods))
+    moves = []
+    for spec, nodes in [("torus:8x8x8/12", 256)] + ([] if args.quick else [("torus:16x16x16/12", 2048)]):
+        r = migration(spec, nodes)
+        moves.append(r)
+        cells = [f"{r[m]['makespan'] * 1e6:12.1f} {r[m]['mean_hops']:5.2f}" for m in methods]
+        print(f"{spec:18s} {r['processes']:6d} | " + " | ".join(cells), flush=True)
     info = {"benchmark": "loadbalance", "machine": platform.machine(), "cpus": os.cpu_count(),
-            "topomap": tm.__version__, "numpy": np.__version__, "quick": args.quick, "rows": rows}
+            "topomap": tm.__version__, "numpy": np.__version__, "quick": args.quick, "rows": rows,
+            "migration": moves}
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:
         json.dump(info, fh, indent=2)
