@@ -1,10 +1,13 @@
 """Collective-aware reordering (notes 000 §3): the notes' worked orders, the
 coverage of every p < 3000 with the non-power-of-two fixes, Alg. 4.1's
-"closest free core" replayed against a direct search, the initial layouts,
+"closest free core" replayed against a direct search (also on hypothesis-drawn
+layouts), the initial layouts,
 the §7.6 trends on simulated machines, the mappers and bad input."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import topomap as tm
 from topomap.collectives import build
@@ -146,3 +149,17 @@ def test_bad_input():
         initial_layout(m.allocate(4), layout="spread")
     with pytest.raises(MappingError, match="do not fit"):
         initial_layout(m.allocate(4), 5)
+
+MACHINES = {spec: tm.machine(spec) for spec in ("torus:3x4/package:2 core:2", "fattree:k=4,levels=2/3", "torus:5")}
+
+
+@settings(max_examples=60, deadline=None)
+@given(spec=st.sampled_from(sorted(MACHINES)), heuristic=st.sampled_from(HEURISTICS), data=st.data())
+def test_closest_free_core_on_random_layouts(spec, heuristic, data):
+    m = MACHINES[spec]
+    p = data.draw(st.integers(1, m.npes), label="p")
+    pes = np.asarray(data.draw(st.permutations(range(m.npes)), label="cores"))[:p]
+    seed = data.draw(st.integers(0, 2**63), label="seed")
+    new = reorder(heuristic, m, pes, seed=seed)
+    assert new[0] == 0 and np.array_equal(np.sort(new), np.arange(p))
+    _replay(m, pes, heuristic, new, set(range(p)))
