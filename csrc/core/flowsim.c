@@ -19,7 +19,10 @@
    max-min fairness (flowsim_share.c); those that fail join with the faster
    flows beside them and the fill runs again, until all pass, which proves
    the allocation max-min fair, or LOCAL_ROUNDS pass and every flow is
-   filled. */
+   filled.  Where the flows of rate >= x outnumber those sharing a link with
+   a flow that left (flows that started at different times do not leave
+   fastest first), these are filled instead and checked the same way: only
+   their links changed, so no other flow can fail. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,36 +403,70 @@ static void take(sim *s, int32_t f, int32_t *nu)
     s->ubuf[(*nu)++] = f;
 }
 
-/* The flows to re-share: the arrivals and the transferring flows of rate >=
-   thr (a walk of the rate heap that stops below thr). */
-static int32_t reshare_set(sim *s, double thr)
+static void new_set(sim *s)
 {
-    const topomap_i_iheap *q = &s->fq;
-    int32_t nu = 0;
     if (++s->uepoch == 0) { /* wrapped: old marks could look current */
         memset(s->umark, 0, ((size_t)s->F + 1) * sizeof *s->umark);
         s->uepoch = 1;
     }
-    for (int64_t a = 0; a < s->narr; a++) take(s, s->arr_f[a], &nu);
+}
+
+/* Adds the transferring flows of rate >= thr (a walk of the rate heap that
+   stops below thr); returns 0, leaving the set incomplete, once it would
+   pass `limit` flows. */
+static int take_faster(sim *s, double thr, int64_t limit, int32_t *nu)
+{
+    const topomap_i_iheap *q = &s->fq;
     int64_t top = 0;
     if (q->n) s->dfs[top++] = 0;
     while (top) {
         int64_t i = s->dfs[--top];
         int32_t f = (int32_t)q->ids[i];
         if (s->sh.rate[f] < thr) continue;
-        take(s, f, &nu);
+        take(s, f, nu);
+        if (*nu > limit) return 0;
         if (2 * i + 1 < q->n) s->dfs[top++] = 2 * i + 1;
         if (2 * i + 2 < q->n) s->dfs[top++] = 2 * i + 2;
     }
-    return nu;
+    return 1;
+}
+
+/* Adds every transferring flow that shares a link with a flow that left. */
+static void take_beside(sim *s, int64_t nfin, int32_t *nu)
+{
+    const topomap_i_share *sh = &s->sh;
+    for (int64_t j = 0; j < nfin; j++) {
+        int32_t f = (int32_t)(s->fin_inst[j] % s->F);
+        for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++)
+            for (int64_t e = sh->lptr[s->rlinks[k]]; e < sh->lptr[s->rlinks[k] + 1]; e++)
+                if (sh->mult[sh->lfl[e]] > 0) take(s, sh->lfl[e], nu);
+    }
 }
 
 /* Re-share after an event, then give the transfers of the flows whose rate
-   changed their new finish times. */
-static void reshare(sim *s, double slowest, double now)
+   changed their new finish times.  The set filled first: the arrivals and
+   the flows of rate >= the slowest that left, which needs no check when
+   nothing arrived, or, when that is more than the flows beside those that
+   left, the arrivals and those flows, checked. */
+static void reshare(sim *s, double slowest, int64_t nfin, double now)
 {
     topomap_i_share *sh = &s->sh;
-    int32_t nu = reshare_set(s, slowest * (1 - 1e-9)), before = 0;
+    int32_t nu = 0, before = 0;
+    int64_t beside = 0;
+    for (int64_t j = 0; j < nfin; j++) {
+        int32_t f = (int32_t)(s->fin_inst[j] % s->F);
+        for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++) beside += sh->lptr[s->rlinks[k] + 1] - sh->lptr[s->rlinks[k]];
+    }
+    new_set(s);
+    for (int64_t a = 0; a < s->narr; a++) take(s, s->arr_f[a], &nu);
+    int check = s->narr > 0;
+    if (!take_faster(s, slowest * (1 - 1e-9), s->narr + beside, &nu)) {
+        new_set(s);
+        nu = 0;
+        for (int64_t a = 0; a < s->narr; a++) take(s, s->arr_f[a], &nu);
+        take_beside(s, nfin, &nu);
+        check = 1;
+    }
     int full = 0;
     for (int round = 0; nu; round++) {
         for (int32_t i = before; i < nu; i++) s->old_rate[s->ubuf[i]] = sh->rate[s->ubuf[i]];
@@ -439,7 +476,7 @@ static void reshare(sim *s, double slowest, double now)
         topomap_i_share_begin(sh);
         topomap_i_share_fill(sh, s->ubuf, nu, full);
         s->recomputes++;
-        if (full || !s->narr) break; /* leaving alone needs no check */
+        if (full || !check) break;
         int64_t failed;
         nu = topomap_i_share_check(sh, s->umark, s->uepoch, s->ubuf, nu, &failed);
         if (!failed) break;
@@ -498,7 +535,7 @@ static int run_events(sim *s, const topomap_run_options *run)
                 rc = add_transfer(s, e.inst, f, now);
             }
         }
-        if (!rc && s->opt->share && (s->narr || nfin)) reshare(s, slowest, now);
+        if (!rc && s->opt->share && (s->narr || nfin)) reshare(s, slowest, nfin, now);
         if (!rc && run && run->progress && (s->events & 63) == 0 &&
             run->progress(run->progress_ctx, (double)s->done / (double)s->total))
             rc = topomap_i_fail(TOPOMAP_ECANCELED, "flow simulation cancelled");
