@@ -99,13 +99,14 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="topomap repetitions (best is kept)")
     ap.add_argument("--simgrid-limit", type=float, default=300.0, help="seconds before SimGrid is stopped")
     ap.add_argument("--python", default="/usr/bin/python3", help="an interpreter that can import simgrid")
+    ap.add_argument("--sizes", nargs="+", choices=list(SIZES), default=list(SIZES), help="flow counts to run")
     args = ap.parse_args()
     import topomap as tm
 
     simgrid_ok = _simgrid_python(args.python)
     if not simgrid_ok:
         print(f"{args.python} cannot import simgrid (Debian: apt-get install python3-simgrid): topomap only")
-    sizes = ["1e3"] if args.quick else list(SIZES)
+    sizes = ["1e3"] if args.quick else args.sizes
     kinds = ["torus"] if args.quick else ["torus", "fattree"]
     mappings = ["block"] if args.quick else ["block", "random"]
     header = (f"{'machine':>26} {'mapping':>7} {'flows':>7} {'topomap s':>10} {'events':>7} {'SimGrid s':>10} "

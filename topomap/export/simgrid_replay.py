@@ -166,10 +166,31 @@ class Replay:
         Comm.wait_all(puts)
 
 
+def raise_stack_limit(argv):
+    """Re-run this program with the largest stack the hard limit allows.
+
+    SimGrid's max-min solver walks the constraints a change touches
+    recursively (``System::update_modified_cnst_set_rec``) on the stack of the
+    thread that runs the engine, here the main thread; a 10^5-flow phase on a
+    random mapping overflowed the usual 8 MB there.  The main thread's stack
+    size is fixed when a program starts, hence the new start.
+    """
+    import os
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    if soft == hard or os.environ.get("TOPOMAP_REPLAY_STACK") == "raised":
+        return
+    resource.setrlimit(resource.RLIMIT_STACK, (hard, hard))
+    os.environ["TOPOMAP_REPLAY_STACK"] = "raised"
+    os.execv(sys.executable, [sys.executable, *argv])
+
+
 def main(argv):
     """Run the replay; print the JSON result."""
     from simgrid import Barrier, Engine
 
+    raise_stack_limit(argv)
     files = [a for a in argv[1:] if not a.startswith("--")]
     flags = [a for a in argv[1:] if a.startswith("--")]
     if len(files) != 3:
