@@ -122,3 +122,191 @@ def test_json_round_trip_and_cpu_tree(tmp_path):
     bad.write_text('{"vertices": [\n  {"name": "cpu0"\n')
     with pytest.raises(MachineError, match=r"bad.json:3"):
         GpuNode.read_json(bad)
+
+
+# ---------------------------------------------------------------- readers, presets, spec, discovery
+import os  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import types  # noqa: E402
+
+from topomap.node.gpu_discover import discover_gpu_node, nvml_gpu_node  # noqa: E402
+from topomap.node.gpu_hwloc import read_hwloc_gpu  # noqa: E402
+from topomap.node.gpu_nccl import read_nccl_xml  # noqa: E402
+from topomap.node.gpu_presets import gpu_node, read_gpu_file  # noqa: E402
+from topomap.node.gpu_smi import read_smi_xml, read_topo_matrix  # noqa: E402
+
+REAL = "/work/shared/data/gpu-node"
+DATA = os.path.join(os.path.dirname(__file__), "data", "gpu")
+needs_real = pytest.mark.skipif(not os.path.isdir(REAL), reason=f"{REAL} (the real GPU node's files) is absent")
+
+
+def route_names(node, a, b):
+    return [node.channel_name(c) for c in node.route(a, b)]
+
+
+@needs_real
+def test_the_real_node_files_all_give_one_h100_on_pcie5_x16():
+    for name, reader in [("lstopo.xml", read_hwloc_gpu), ("lstopo-whole-io.xml", read_hwloc_gpu),
+                         ("nccl-topo.xml", read_nccl_xml), ("nvidia-smi-q.xml", read_smi_xml)]:
+        node = reader(os.path.join(REAL, name))
+        assert node.ngpus == 1 and node.kinds.count("cpu") == 1, name
+        gpu_link = next(ln for ln in node.links if node.kinds[ln.b] == "gpu" or node.kinds[ln.a] == "gpu")
+        assert gpu_link.bandwidth == pytest.approx(63.0, rel=1e-3), name  # PCIe 5.0 x16
+        assert read_gpu_file(os.path.join(REAL, name)) == node
+    assert read_hwloc_gpu(os.path.join(REAL, "lstopo.xml")).ncores == 16
+    for name in ("nvidia-smi-topo-m.txt", "nvidia-smi-topo-mp.txt"):  # ANSI codes in the header row
+        node = read_topo_matrix(os.path.join(REAL, name))
+        assert (node.ngpus, node.ncores, node.names) == (1, 16, ("cpu0", "gpu0"))
+
+
+def test_eight_gpu_topo_matrix_rebuilds_switches_sockets_and_nvlinks():
+    node = read_topo_matrix(os.path.join(DATA, "topo-8gpu.txt"))
+    assert (node.ngpus, node.ncores, node.kinds.count("cpu"), node.kinds.count("switch")) == (8, 48, 2, 6)
+    g = node.gpu_endpoint
+    assert route_names(node, g(0), g(2)) == ["gpu0->sw1", "sw1->gpu2"]  # PIX: one switch
+    assert route_names(node, g(1), g(3)) == ["gpu1->sw2", "sw2->gpu3"]
+    # PXB between 1 and 2, but NVLink to 0 and its PIX switch is faster than up and down the tree
+    assert route_names(node, g(1), g(2)) == ["gpu1->gpu0", "gpu0->sw1", "sw1->gpu2"]
+    assert route_names(node, g(2), g(3)) == ["gpu2->gpu3"]  # NV4
+    assert route_names(node, g(0), g(4))[3:5] == ["cpu0->cpu1", "cpu1->sw3"]  # SYS
+    assert route_names(node, g(0), node.nic_endpoint) == ["gpu0->sw1", "sw1->sw0", "sw0->cpu0", "cpu0->nic"]
+    nv = [ln for ln in node.links if ln.kind.startswith("nvlink")]
+    assert len(nv) == 4 and all(ln.bandwidth == 100.0 for ln in nv)
+
+
+def test_nccl_xml_with_nvlinks_and_an_nvswitch(tmp_path):
+    node = read_nccl_xml(os.path.join(DATA, "nccl-4gpu-nvlink.xml"))
+    assert (node.ngpus, node.ncores) == (4, 48)
+    g = node.gpu_endpoint
+    assert route_names(node, g(0), g(1)) == ["gpu0->gpu1"] and route_names(node, g(1), g(3)) == ["gpu1->gpu3"]
+    assert route_names(node, g(0), g(3)) == ["gpu0->gpu1", "gpu1->gpu3"]  # 300 then 100 GB/s beats PCIe+QPI
+    assert route_names(node, g(0), node.nic_endpoint) == ["gpu0->sw0", "sw0->nic"]
+    text = open(os.path.join(DATA, "nccl-4gpu-nvlink.xml")).read()
+    sw = tmp_path / "sw.xml"
+    sw.write_text(text.replace('tclass="0x030200"/>', 'tclass="0x068000"/>'))
+    hub = read_nccl_xml(sw)
+    assert hub.kinds.count("nvswitch") == 1 and route_names(hub, g(0), g(3)) == ["gpu0->nvswitch", "nvswitch->gpu3"]
+
+
+def test_hwloc_xml_with_a_pcie_switch():
+    node = read_hwloc_gpu(os.path.join(DATA, "hwloc-2gpu.xml"))
+    assert (node.ngpus, node.ncores) == (2, 4)
+    assert route_names(node, node.gpu_endpoint(1), node.nic_endpoint) == ["gpu1->sw0", "sw0->cpu0", "cpu0->nic"]
+    assert [ln.bandwidth for ln in node.links if node.kinds[ln.b] == "nic"] == [7.876923]
+
+
+@pytest.mark.parametrize("name, old, new, line, what", [
+    ("topo-8gpu.txt", "GPU2\tPIX\tPXB\t X \tNV4", "GPU2\tPIX\tPXB\t X \tNVX", 4, "'NVX'"),
+    ("topo-8gpu.txt", "\nGPU5\t", "\nGPU9\t", 7, "GPU9"),
+    ("nccl-4gpu-nvlink.xml", 'link_speed="16.0 GT/s PCIe" link_width="16">\n        <gpu dev="1"',
+     'link_speed="17 GT/s PCIe" link_width="16">\n        <gpu dev="1"', 12, "link_speed"),
+    ("nccl-4gpu-nvlink.xml", 'count="4" tclass="0x030200"/>\n        </gpu>\n      </pci>\n    </pci>\n  </cpu>',
+     'count="4" tclass="0x030200">\n        </gpu>\n      </pci>\n    </pci>\n  </cpu>', 37, "malformed XML"),
+    ("hwloc-2gpu.xml", 'pci_link_speed="7.876923"', 'pci_link_speed="fast"', 23, "'fast'"),
+])
+def test_malformed_files_name_file_and_line(tmp_path, name, old, new, line, what):
+    text = open(os.path.join(DATA, name)).read()
+    assert text.count(old) == 1
+    bad = tmp_path / name
+    bad.write_text(text.replace(old, new))
+    with pytest.raises(MachineError, match=f"{bad}:{line}: .*{what}"):
+        read_gpu_file(bad)
+
+
+def test_presets():
+    a, b, d = gpu_node("clusterA"), gpu_node("clusterB"), gpu_node("DGX")
+    assert (a.ngpus, a.ncores, b.ngpus, b.ncores, d.ngpus, d.ncores) == (16, 24, 8, 20, 8, 112)
+    # A: GPUs of one K80 board share its switch; across boards the path climbs the PCIe tree
+    assert len(a.route(a.gpu_endpoint(0), a.gpu_endpoint(1))) == 2
+    assert len(a.route(a.gpu_endpoint(0), a.gpu_endpoint(7))) == 6
+    assert len(a.route(a.gpu_endpoint(0), a.gpu_endpoint(8))) == 9
+    assert {ln.bandwidth for ln in b.links if b.kinds[ln.b] == "gpu"} == {8.0}  # K20: PCIe 2.0 x16
+    assert len(d.route(d.gpu_endpoint(0), d.gpu_endpoint(7))) == 2
+    with pytest.raises(MachineError, match="neither a preset"):
+        gpu_node("clusterZ")
+
+
+def test_gpu_nodes_compose_with_network_kinds_and_keep_every_network_metric():
+    pat = tm.generators.stencil_2d((16, 14))
+    for net in ("fattree:k=4,levels=2", "torus:4x4", "hypercube:4"):
+        gpu = tm.machine(f"{net}/gpu:dgx")
+        plain = tm.machine(f"{net}/pack:2 core:56")
+        assert gpu.node.gpu.ngpus == 8 and gpu.npes == plain.npes == 16 * 112
+        pe = np.random.default_rng(1).permutation(gpu.npes)[:pat.n]
+        assert tm.evaluate(pat, gpu, pe).to_dict() == tm.evaluate(pat, plain, pe).to_dict()
+    single = tm.machine(f"gpu:{os.path.join(DATA, 'topo-8gpu.txt')}")
+    assert single.nnodes == 1 and single.node.gpu.ngpus == 8
+
+
+class FakeNVMLError(Exception):
+    pass
+
+
+def fake_pynvml():
+    """An NVML stand-in for the 2-socket node of topo-8gpu.txt (GPUs only): 0-2 PIX, 0-3/1-2 PXB,
+    NV4 pairs 0-1 and 2-3 (4 active links each), SYS across; PCIe 4.0 x16."""
+    topo = read_topo_matrix(os.path.join(DATA, "topo-8gpu.txt"))
+    rank = {"PIX": 10, "PXB": 20, "SYS": 50}
+    rel = {(0, 2): "PIX", (1, 3): "PIX", (0, 3): "PXB", (1, 2): "PXB", (0, 1): "PXB", (2, 3): "PXB"}
+    pairs = {(0, 1), (2, 3)}
+    bus = [f"00000000:{0x10 + i:02x}:00.0" for i in range(8)]
+
+    def level(a, b):
+        if a // 4 != b // 4:
+            return rank["SYS"]
+        x, y = sorted((a % 4, b % 4))
+        return rank[rel[x, y]]
+
+    def remote(h, link):
+        partner = h ^ 1 if (h % 4, h % 4 ^ 1) in pairs or (h % 4 ^ 1, h % 4) in pairs else None
+        if link >= 4 or partner is None:
+            raise FakeNVMLError("not supported")
+        return types.SimpleNamespace(busId=bus[(h // 4) * 4 + (h % 4 ^ 1)].encode())
+
+    nvml = types.SimpleNamespace(
+        NVMLError=FakeNVMLError, NVML_NVLINK_MAX_LINKS=6, nvmlInit=lambda: None, nvmlShutdown=lambda: None,
+        nvmlDeviceGetCount=lambda: 8, nvmlDeviceGetHandleByIndex=lambda i: i,
+        nvmlDeviceGetPciInfo=lambda h: types.SimpleNamespace(busId=bus[h].encode()),
+        nvmlDeviceGetCurrPcieLinkGeneration=lambda h: 4, nvmlDeviceGetCurrPcieLinkWidth=lambda h: 16,
+        nvmlDeviceGetCpuAffinity=lambda h, n: [0xFFFFFF if h < 4 else 0xFFFFFF000000],
+        nvmlDeviceGetTopologyCommonAncestor=level,
+        nvmlDeviceGetNvLinkState=lambda h, link: 1, nvmlDeviceGetNvLinkRemotePciInfo=remote)
+    return nvml, topo
+
+
+def test_nvml_discovery_on_a_mock_builds_the_same_tree_as_topo_m():
+    nvml, topo = fake_pynvml()
+    node = nvml_gpu_node(nvml)
+    assert (node.ngpus, node.ncores) == (8, 48)
+    for a in range(8):
+        for b in range(8):
+            assert route_names(node, node.gpu_endpoint(a), node.gpu_endpoint(b)) == \
+                route_names(topo, topo.gpu_endpoint(a), topo.gpu_endpoint(b))
+    assert {ln.bandwidth for ln in node.links if ln.kind == "pcie"} == {pcie(4, 16)}
+
+
+def test_discovery_falls_back_to_nvidia_smi(tmp_path, monkeypatch):
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(f"#!/bin/sh\ncat '{os.path.join(DATA, 'topo-8gpu.txt')}'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setitem(__import__("sys").modules, "pynvml", None)  # import fails
+    node = discover_gpu_node()
+    assert node == read_topo_matrix(os.path.join(DATA, "topo-8gpu.txt"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(MachineError, match="pynvml is not installed.*nvidia-smi is not on PATH"):
+        discover_gpu_node()
+
+
+def _gpu_present() -> bool:
+    smi = shutil.which("nvidia-smi")
+    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _gpu_present(), reason="no NVIDIA GPU on this machine (nvidia-smi absent or failing)")
+def test_discovery_on_the_real_gpu():
+    node = discover_gpu_node()
+    listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+    assert node.ngpus == listed.count("GPU ") and node.ncores >= 1
+    assert tm.machine("gpu:discover").node.gpu == node

@@ -14,6 +14,8 @@ hwloc synthetic string such as ``pack:2 core:8``):
                                              ``,node_levels=2`` to put two levels inside a node.
 ``tree:pack:2 numa:2 core:8 pu:2``           one node with that hwloc synthetic tree
 ``xml:topo.xml``                             one node from an hwloc XML file
+``gpu:clusterA``                             one GPU node (preset, ``discover`` or file); as a
+                                             node suffix, e.g. ``fattree:k=4,levels=2/gpu:dgx``
 ``discover``                                 one node: this machine (hwloc, lstopo or sysfs)
 ============================================ =====================================================
 
@@ -33,6 +35,7 @@ import numpy as np
 
 from ..errors import MachineError
 from ..machine import Machine
+from ..node.gpu_presets import gpu_node
 from ..node.nodetree import NodeTree
 from .base import Network
 from .single import SingleNode
@@ -84,12 +87,15 @@ def spec_float(token: str, what: str, spec: str) -> float:
 
 
 def parse_node(text: str, spec: str, cost: float | None = 0.0) -> NodeTree:
-    """Node tree of a ``/NODE`` suffix: a PE count or an hwloc synthetic string.
+    """Node tree of a ``/NODE`` suffix: a PE count, an hwloc synthetic string, or ``gpu:DESCRIPTION``
+    (a GPU node: preset, ``discover`` or file, see :func:`topomap.node.gpu_presets.gpu_node`).
 
     ``cost`` (when not None) replaces every level cost.
     """
     text = text.strip()
-    if re.fullmatch(r"\d+", text):
+    if text.lower().startswith("gpu:"):
+        tree = gpu_node(text[4:]).node_tree()
+    elif re.fullmatch(r"\d+", text):
         tree = NodeTree.flat(spec_int(text, "PEs per node", spec))
     elif ":" in text or " " in text:
         tree = NodeTree.from_synthetic(text)
@@ -144,6 +150,11 @@ def _hierarchy(kind: str, body: str, spec: str) -> tuple[Network, NodeTree]:
 @register_spec("tree")
 def _tree(kind: str, body: str, spec: str) -> tuple[Network, NodeTree]:
     return SingleNode(), parse_node(body, spec, cost=None)
+
+
+@register_spec("gpu")
+def _gpu(kind: str, body: str, spec: str) -> tuple[Network, NodeTree]:
+    return SingleNode(), parse_node(f"gpu:{body}", spec, cost=None)
 
 
 @register_spec("xml")

@@ -39,7 +39,7 @@ from .. import _core
 from ..errors import MachineError
 from .nodetree import NodeTree
 
-__all__ = ["Link", "GpuNode", "GpuNodeTree", "NodeLinkLoads", "node_link_loads", "pcie", "nvlink",
+__all__ = ["Link", "GpuNode", "GpuNodeBuilder", "GpuNodeTree", "NodeLinkLoads", "node_link_loads", "pcie", "nvlink",
            "PCIE_LANE_GBPS", "NVLINK_GBPS", "VERTEX_KINDS"]
 
 #: GB/s per lane and direction after line coding, by PCIe generation (PCI-SIG).
@@ -302,32 +302,57 @@ class GpuNode:
         """
         if len(sockets) != len(gpus_per_socket) or not sockets:
             raise MachineError("build: one core count and one GPU count per package")
-        names: list[str] = []
-        kinds: list[str] = []
-        links: list[Link] = []
-
-        def vertex(name: str, kind: str) -> int:
-            names.append(name)
-            kinds.append(kind)
-            return len(names) - 1
-
-        cpus = [vertex(f"cpu{s}", "cpu") for s in range(len(sockets))]
-        for a, b in zip(cpus, cpus[1:]):
-            links.append(Link(a, b, qpi, "qpi"))
+        b = GpuNodeBuilder(source)
+        cpus = [b.vertex(f"cpu{s}", "cpu") for s in range(len(sockets))]
+        for x, y in zip(cpus, cpus[1:]):
+            b.link(x, y, qpi, "qpi")
         gpu = switch = 0
         for s, count in enumerate(gpus_per_socket):
             parent = cpus[s]
             for k in range(count):
                 if switch_fanout and k % switch_fanout == 0:
-                    parent = vertex(f"sw{switch}", "switch")
-                    links.append(Link(cpus[s], parent, root_link, "pcie"))
+                    parent = b.vertex(f"sw{switch}", "switch")
+                    b.link(cpus[s], parent, root_link, "pcie")
                     switch += 1
-                g = vertex(f"gpu{gpu}", "gpu")
-                links.append(Link(parent, g, gpu_link if switch_fanout else root_link, "pcie"))
+                b.link(parent, b.vertex(f"gpu{gpu}", "gpu"), gpu_link if switch_fanout else root_link, "pcie")
                 gpu += 1
-        links.append(Link(cpus[0], vertex("nic", "nic"), nic_link, "pcie"))
-        cores = [cpus[s] for s, n in enumerate(sockets) for _ in range(n)]
-        return cls(names, kinds, links, cores, source=source)
+        b.link(cpus[0], b.vertex("nic", "nic"), nic_link, "pcie")
+        for s, n in enumerate(sockets):
+            b.cores(cpus[s], n)
+        return b.done()
+
+
+class GpuNodeBuilder:
+    """Adds vertices, links and cores one at a time, then :meth:`done` makes the :class:`GpuNode`
+    (what the readers and presets use).
+
+    >>> b = GpuNodeBuilder("example")
+    >>> cpu = b.vertex("cpu0", "cpu"); b.cores(cpu, 4)
+    >>> b.link(cpu, b.vertex("gpu0", "gpu"), pcie(4, 16), "pcie4x16")
+    >>> b.done().ngpus
+    1
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.names: list[str] = []
+        self.kinds: list[str] = []
+        self.links: list[Link] = []
+        self.core_of: list[int] = []
+
+    def vertex(self, name: str, kind: str) -> int:
+        self.names.append(name)
+        self.kinds.append(kind)
+        return len(self.names) - 1
+
+    def link(self, a: int, b: int, bandwidth: float, kind: str) -> None:
+        self.links.append(Link(a, b, float(bandwidth), kind))
+
+    def cores(self, cpu: int, count: int) -> None:
+        self.core_of.extend([cpu] * int(count))
+
+    def done(self) -> "GpuNode":
+        return GpuNode(self.names, self.kinds, self.links, self.core_of, source=self.source)
 
 
 def _reachable(nv: int, links: Sequence[Link]) -> set[int]:
