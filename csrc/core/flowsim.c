@@ -21,8 +21,9 @@
    the allocation max-min fair, or LOCAL_ROUNDS pass and every flow is
    filled.  Where the flows of rate >= x outnumber those sharing a link with
    a flow that left (flows that started at different times do not leave
-   fastest first), these are filled instead and checked the same way: only
-   their links changed, so no other flow can fail. */
+   fastest first), only the latter of rate >= x are filled, then checked
+   the same way: flows below x keep their rates, and other flows can only
+   fail on the links of those filled. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,15 +432,18 @@ static int take_faster(sim *s, double thr, int64_t limit, int32_t *nu)
     return 1;
 }
 
-/* Adds every transferring flow that shares a link with a flow that left. */
-static void take_beside(sim *s, int64_t nfin, int32_t *nu)
+/* Adds every transferring flow of rate >= thr that shares a link with a
+   flow that left. */
+static void take_beside(sim *s, int64_t nfin, double thr, int32_t *nu)
 {
     const topomap_i_share *sh = &s->sh;
     for (int64_t j = 0; j < nfin; j++) {
         int32_t f = (int32_t)(s->fin_inst[j] % s->F);
         for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++)
-            for (int64_t e = sh->lptr[s->rlinks[k]]; e < sh->lptr[s->rlinks[k] + 1]; e++)
-                if (sh->mult[sh->lfl[e]] > 0) take(s, sh->lfl[e], nu);
+            for (int64_t e = sh->lptr[s->rlinks[k]]; e < sh->lptr[s->rlinks[k] + 1]; e++) {
+                int32_t g = sh->lfl[e];
+                if (sh->mult[g] > 0 && sh->rate[g] >= thr) take(s, g, nu);
+            }
     }
 }
 
@@ -460,11 +464,12 @@ static void reshare(sim *s, double slowest, int64_t nfin, double now)
     new_set(s);
     for (int64_t a = 0; a < s->narr; a++) take(s, s->arr_f[a], &nu);
     int check = s->narr > 0;
-    if (!take_faster(s, slowest * (1 - 1e-9), s->narr + beside, &nu)) {
+    double thr = slowest * (1 - 1e-9);
+    if (!take_faster(s, thr, s->narr + beside, &nu)) {
         new_set(s);
         nu = 0;
         for (int64_t a = 0; a < s->narr; a++) take(s, s->arr_f[a], &nu);
-        take_beside(s, nfin, &nu);
+        take_beside(s, nfin, thr, &nu);
         check = 1;
     }
     int full = 0;
