@@ -54,11 +54,11 @@ def test_golden_allgather_schedule():
     g = NeighborGraph.from_lists([[2, 3, 4, 5], [2, 3, 4, 5], [], [], [], []])
     t = nb.combine(g)
     lay = nb.layouts(g, "allgather", 4)
-    assert nb.build_schedule(t, g, 1, lay[1], "allgather", lambda f, q: 4).describe() == [
+    assert nb.build_schedule(t.rank_view(1), g.destinations(1), g.sources(1), lay[1], "allgather", lambda f, q: 4).describe() == [
         "SEND peer=0 tag=1 0[0:4]", "RECV peer=0 tag=1 2[0:4]", "WAIT", "COPY 0[0:4] -> 2[4:8]",
         "SEND peer=4 tag=0 2[0:8]", "SEND peer=5 tag=0 2[0:8]", "WAIT"]
     # rank 4 gets one combined message [block of 0, block of 1] and unpacks it by origin
-    assert nb.build_schedule(t, g, 4, lay[4], "allgather", lambda f, q: 4).describe() == [
+    assert nb.build_schedule(t.rank_view(4), g.destinations(4), g.sources(4), lay[4], "allgather", lambda f, q: 4).describe() == [
         "RECV peer=1 tag=0 2[0:8]", "WAIT", "COPY 2[0:4] -> 1[0:4]", "COPY 2[4:8] -> 1[4:8]", "WAIT"]
 
 
@@ -67,7 +67,8 @@ def test_golden_alltoallv_friend_exchange():
     t = nb.combine(g)
     lay = nb.layouts(g, "alltoallv", sendcounts=[[1, 2, 3, 4], [5, 6, 7, 8], [], [], [], []])
     size = {(1, 2): 5, (1, 3): 6}
-    d = nb.build_schedule(t, g, 0, lay[0], "alltoallv", lambda f, q: size[(f, q)]).describe()
+    d = nb.build_schedule(t.rank_view(0), g.destinations(0), g.sources(0), lay[0], "alltoallv",
+                          lambda f, q: size[(f, q)]).describe()
     # 0 packs its blocks for 4, 5 (3 + 4 bytes at offsets 3 and 6), gets 1's for 2, 3 (5 + 6)
     assert d[:5] == ["COPY 0[3:6] -> 2[0:3]", "COPY 0[6:10] -> 2[3:7]", "SEND peer=1 tag=1 2[0:7]",
                      "RECV peer=1 tag=1 2[7:18]", "WAIT"]

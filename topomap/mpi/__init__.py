@@ -39,6 +39,7 @@ from .launch import FORMATS, launcher_file, usage, write_launcher_file
 from .loadbalance import BalanceInfo, balance
 from .profile import Profile, profile
 from .ptram import distributed_ptram, leader_nodes
+from .neighborhood import NeighborCombiner, PersistentNeighbor  # noqa: F401 - combined neighbour collectives
 from .reorder import ReorderInfo, ReorderPlan, apply_order, inverse, pattern_from_rows, plan_reorder, reorder
 from .runtime import MPILibrary, mpi_library, mpiexec_command
 from .collective_exec import run_collective

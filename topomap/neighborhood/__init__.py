@@ -25,10 +25,10 @@ True
 
 from .combine import combine
 from .graph import NeighborGraph, NeighborhoodError, moore_graph, random_graph
-from .pattern import FINAL, CombiningPattern
+from .pattern import FINAL, CombiningPattern, RankPattern
 from .replay import expected_recv, random_sendbufs, replay
 from .schedule import Layout, Schedule, build_all, build_schedule, layouts, naive_schedule
 
-__all__ = ["NeighborGraph", "NeighborhoodError", "random_graph", "moore_graph", "combine", "CombiningPattern",
+__all__ = ["NeighborGraph", "NeighborhoodError", "random_graph", "moore_graph", "combine", "CombiningPattern", "RankPattern",
            "FINAL", "Layout", "Schedule", "layouts", "build_all", "build_schedule", "naive_schedule", "replay",
            "expected_recv", "random_sendbufs"]

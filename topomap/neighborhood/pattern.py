@@ -18,10 +18,21 @@ import numpy as np
 
 from .graph import NeighborGraph, NeighborhoodError
 
-__all__ = ["CombiningPattern", "FINAL"]
+__all__ = ["CombiningPattern", "RankPattern", "FINAL"]
 
 #: The step index of the final direct sends and their receives.
 FINAL = -1
+
+
+@dataclass(frozen=True)
+class RankPattern:
+    """What one rank knows of T: its steps (iteration, friend, CN_on, CN_off), its final
+    direct destinations and its receives (step, sender, origins), as Alg. 1 leaves them."""
+
+    rank: int
+    steps: list[tuple[int, int, list[int], list[int]]]
+    final: list[int]
+    receives: list[tuple[int, int, tuple[int, ...]]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +84,11 @@ class CombiningPattern:
             if tf == t and g == p:
                 return on
         raise NeighborhoodError(f"rank {f} has no step {t} with friend {p} to match rank {p}'s")
+
+    def rank_view(self, p: int) -> RankPattern:
+        """Rank ``p``'s share of T (what the distributed Phase 1 leaves on ``p``)."""
+        steps = [(t, f, on, self.offload(p, s)) for s, (t, f, on) in enumerate(self.steps(p))]
+        return RankPattern(p, steps, self.final(p), self.receives(p))
 
     def receives(self, q: int) -> list[tuple[int, int, tuple[int, ...]]]:
         """(step, sender, origins) of every message rank ``q`` gets; ``FINAL`` steps last."""

@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .graph import NeighborGraph, NeighborhoodError
-from .pattern import FINAL, CombiningPattern
+from .pattern import FINAL, CombiningPattern, RankPattern
 
 __all__ = ["SEND", "RECV", "COPY", "WAIT", "SENDBUF", "RECVBUF", "TMP", "TAG_DATA", "TAG_FRIEND", "OP_DTYPE",
            "Layout", "Schedule", "layouts", "build_schedule", "naive_schedule", "build_all"]
@@ -94,9 +94,9 @@ def layouts(graph: NeighborGraph, kind: str, nbytes: int | None = None,
     out = []
     for p in range(n):
         ssize = np.array([per_edge[(p, int(q))] for q in graph.destinations(p)], dtype=np.int64)
-        soff = np.zeros_like(ssize) if kind == "allgather" else np.concatenate(([0], np.cumsum(ssize)[:-1]))
+        soff = np.zeros_like(ssize) if kind == "allgather" else np.cumsum(ssize) - ssize
         rsize = np.array([per_edge[(int(o), p)] for o in graph.sources(p)], dtype=np.int64)
-        roff = np.concatenate(([0], np.cumsum(rsize)[:-1])).astype(np.int64)
+        roff = np.cumsum(rsize) - rsize
         out.append(Layout(soff.astype(np.int64), ssize, roff, rsize))
     return out
 
@@ -204,42 +204,43 @@ def naive_schedule(graph: NeighborGraph, p: int, layout: Layout) -> Schedule:
     return ops.done(p)
 
 
-def build_schedule(pattern: CombiningPattern, graph: NeighborGraph, p: int, layout: Layout, kind: str,
-                   friend_size: Callable[[int, int], int]) -> Schedule:
-    """Alg. 3 for rank ``p``: its combined schedule for ``kind``.
+def build_schedule(view: RankPattern, destinations: Sequence[int], sources: Sequence[int], layout: Layout,
+                   kind: str, friend_size: Callable[[int, int], int]) -> Schedule:
+    """Alg. 3 for one rank: its combined schedule for ``kind`` from its share of T.
 
-    ``friend_size(f, q)``: the size of friend f's block for destination q (what p must know
-    to split a friend exchange; in MPI the friends swap these counts once).
+    ``destinations``/``sources``: the rank's neighbour lists (block order of ``layout``);
+    ``friend_size(f, q)``: the size of friend f's block for destination q (what the rank must
+    know to split a friend exchange; in MPI the friends swap these counts once).
 
     Examples
     --------
     >>> from topomap.neighborhood import NeighborGraph, combine
     >>> g = NeighborGraph.from_lists([[2, 3, 4, 5], [2, 3, 4, 5], [], [], [], []])
-    >>> t = combine(g)
-    >>> s = build_schedule(t, g, 0, layouts(g, "allgather", 4)[0], "allgather", lambda f, q: 4)
+    >>> v = combine(g).rank_view(0)
+    >>> s = build_schedule(v, g.destinations(0), g.sources(0), layouts(g, "allgather", 4)[0], "allgather",
+    ...                    lambda f, q: 4)
     >>> s.describe()[:4]
     ['SEND peer=1 tag=1 0[0:4]', 'RECV peer=1 tag=1 2[4:8]', 'WAIT', 'COPY 0[0:4] -> 2[0:4]']
     """
     if kind not in ("allgather", "alltoall", "alltoallv"):
         raise NeighborhoodError(f"kind must be allgather, alltoall or alltoallv, got {kind!r}")
-    dpos = {int(q): i for i, q in enumerate(graph.destinations(p))}
-    spos = {int(o): i for i, o in enumerate(graph.sources(p))}
-    steps = pattern.steps(p)
-    recvs = pattern.receives(p)
-    times = sorted({t for t, _, _ in steps} | {t for t, _, _ in recvs if t != FINAL})
+    dpos = {int(q): i for i, q in enumerate(destinations)}
+    spos = {int(o): i for i, o in enumerate(sources)}
+    recvs = view.receives
+    times = sorted({s[0] for s in view.steps} | {t for t, _, _ in recvs if t != FINAL})
     ops = _Ops()
     for t in times:
-        for s, (ts, f, on) in enumerate(steps):
+        for ts, f, on, off in view.steps:
             if ts == t:
-                _combine_step(ops, p, f, on, pattern.offload(p, s), dpos, layout, kind, friend_size)
+                _combine_step(ops, view.rank, f, on, off, dpos, layout, kind, friend_size)
         _receive_block(ops, [r for r in recvs if r[0] == t], spos, layout)
-    for q in pattern.final(p):
+    for q in view.final:
         i = dpos[q]
         ops.send(q, TAG_DATA, SENDBUF, int(layout.send_off[i]), int(layout.send_size[i]))
     for _, o, _ in (r for r in recvs if r[0] == FINAL):
         i = spos[o]
         ops.recv(o, TAG_DATA, RECVBUF, int(layout.recv_off[i]), int(layout.recv_size[i]))
-    return ops.done(p)
+    return ops.done(view.rank)
 
 
 def _combine_step(ops: _Ops, p: int, f: int, on: list[int], off: list[int], dpos: dict[int, int], layout: Layout,
@@ -314,4 +315,5 @@ def build_all(pattern: CombiningPattern | None, graph: NeighborGraph, kind: str,
     for p in range(graph.n):
         for i, q in enumerate(graph.destinations(p)):
             size[(p, int(q))] = int(lay[p].send_size[i])
-    return [build_schedule(pattern, graph, p, lay[p], kind, lambda f, q: size[(f, q)]) for p in range(graph.n)]
+    return [build_schedule(pattern.rank_view(p), graph.destinations(p), graph.sources(p), lay[p], kind,
+                           lambda f, q: size[(f, q)]) for p in range(graph.n)]
