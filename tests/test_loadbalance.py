@@ -15,8 +15,9 @@ from topomap.timemodel import TimeModel
 
 # ---------------------------------------------------------------- reference from the thesis
 
-def reference_alias(counts, order=None):
-    """Algorithm 1 as printed (1-based), with the phantom rule of alias.py's docstring.
+def reference_alias(counts, order=None, refill="deferred"):
+    """Algorithm 1 as printed (1-based), with the phantom rule of alias.py's docstring; with
+    refill="next", a donor that falls below k is filled at once from the next excess bin.
 
     Returns {receiver: (sender, real tasks)}."""
     P = len(counts)
@@ -37,17 +38,35 @@ def reference_alias(counts, order=None):
     A = [None] + [load[p] for p in perm[1:]]
     S = [0] * len(perm)
     W = [0] * len(perm)
-    s = 1
-    l = min([j for j in range(1, len(perm)) if A[j] > k], default=1)
-    while l > s:
-        S[s] = l
-        W[s] = k - A[s]
-        A[l] = A[l] - W[s]
-        if A[l] < k:
-            l += 1
-        s += 1
-    for j in phantom:                       # j ships its phantom in its first message
-        firsts = [i for i in range(1, len(perm)) if S[i] and perm[S[i]] == j]
+    sent_by = []                              # donors in the order of their messages
+    if refill == "deferred":
+        s = 1
+        l = min([j for j in range(1, len(perm)) if A[j] > k], default=1)
+        while l > s:
+            S[s] = l
+            W[s] = k - A[s]
+            A[l] = A[l] - W[s]
+            sent_by.append(s)
+            if A[l] < k:
+                l += 1
+            s += 1
+    else:
+        deficits = [j for j in range(1, len(perm)) if A[j] < k]
+        l = len(deficits) + 1
+        for s in deficits:
+            while A[l] == k:
+                l += 1
+            S[s], W[s] = l, k - A[s]
+            A[l] -= W[s]
+            sent_by.append(s)
+            while A[l] < k:                   # refill the donor from its successor now
+                S[l], W[l] = l + 1, k - A[l]
+                A[l + 1] -= W[l]
+                A[l] = k
+                sent_by.append(l)
+                l += 1
+    for j in phantom:                         # j ships its phantom in its first message
+        firsts = [i for i in sent_by if perm[S[i]] == j]
         if firsts:
             W[firsts[0]] -= 1
     return {perm[i]: (perm[S[i]], W[i]) for i in range(1, len(perm)) if S[i] and W[i] > 0}
@@ -62,26 +81,32 @@ counts_st = st.lists(st.integers(0, 40), min_size=1, max_size=60)
 
 # ---------------------------------------------------------------- properties
 
+REFILLS = ["deferred", "next"]
+
+
+@pytest.mark.parametrize("refill", REFILLS)
 @settings(max_examples=300, deadline=None)
-@given(counts_st)
-def test_alias_matches_algorithm_1(counts):
-    assert as_dict(alias_flow(counts)) == reference_alias(counts)
+@given(counts=counts_st)
+def test_alias_matches_algorithm_1(refill, counts):
+    assert as_dict(alias_flow(counts, refill=refill)) == reference_alias(counts, refill=refill)
 
 
+@pytest.mark.parametrize("refill", REFILLS)
 @settings(max_examples=100, deadline=None)
-@given(counts_st, st.randoms(use_true_random=False))
-def test_alias_in_a_given_order_matches_algorithm_1(counts, rnd):
+@given(counts=counts_st, rnd=st.randoms(use_true_random=False))
+def test_alias_in_a_given_order_matches_algorithm_1(refill, counts, rnd):
     order = list(range(len(counts)))
     rnd.shuffle(order)
-    assert as_dict(alias_flow(counts, order=order)) == reference_alias(counts, order)
+    assert as_dict(alias_flow(counts, order=order, refill=refill)) == reference_alias(counts, order, refill)
 
 
+@pytest.mark.parametrize("refill", REFILLS)
 @settings(max_examples=300, deadline=None)
-@given(counts_st)
-def test_alias_properties(counts):
+@given(counts=counts_st)
+def test_alias_properties(refill, counts):
     c = np.array(counts)
     P, T = c.size, int(c.sum())
-    f = alias_flow(c)
+    f = alias_flow(c, refill=refill)
     k = -(-T // P)
     after = f.after
     assert after.sum() == T and (after >= 0).all()
@@ -171,6 +196,22 @@ def test_a_donor_ships_its_phantom_in_its_first_message():
     assert alias_flow([2, 2, 0]).after.tolist() == [2, 2, 0]      # k - 2 = 0: the thesis's bound
 
 
+def test_refill_next_keeps_donors_beside_their_receivers():
+    """Fragmented 12-core-node allocation on a torus: refilling a fallen donor from its successor
+    (in rank or curve order) cuts the mean hops of the transfers at least in half."""
+    m = tm.machine("torus:8x8x8/12")
+    alloc = m.allocate(256 * 12, policy="fragmented", seed=1, runs=6)
+    counts = np.random.default_rng(256).integers(20, 29, size=alloc.pes.size)
+    node = m.node_of(alloc.pes)
+
+    def mean_hops(f):
+        return m.hops(node[f.src], node[f.dst]).mean()
+    deferred, nxt = alias_flow(counts), alias_flow(counts, refill="next")
+    assert mean_hops(nxt) < mean_hops(deferred) / 2
+    assert mean_hops(sfc_flow(counts, alloc)) < mean_hops(sfc_flow(counts, alloc, refill="deferred")) / 2
+    assert nxt.metrics().total_tasks_sent < deferred.metrics().total_tasks_sent
+
+
 def test_balanced_and_empty():
     assert alias_flow([4, 4, 4]).messages() == [] and alias_flow([0]).messages() == []
     assert alias_flow([0, 0]).metrics() == unit_flow([0, 0]).metrics()
@@ -189,6 +230,8 @@ def test_sfc_flow_is_alias_in_hilbert_order():
     assert np.array_equal(nodes[order], nodes[np.argsort(tm.networks.hilbert.index(
         np.stack(np.unravel_index(nodes, (4, 4, 4), order="F"), axis=1)), kind="stable")])
     f = sfc_flow(counts, alloc)
+    assert f.method == "alias-sfc-next" and as_dict(f) == reference_alias(counts.tolist(), order.tolist(), "next")
+    f = sfc_flow(counts, alloc, refill="deferred")
     assert f.method == "alias-sfc" and as_dict(f) == reference_alias(counts.tolist(), order.tolist())
 
 
@@ -242,6 +285,8 @@ def test_bad_order_and_mapping():
         f.predict(tm.machine("mesh:4"), [0, 1, 2])
     with pytest.raises(LoadBalanceError, match="rank 5"):
         f.sends(5)
+    with pytest.raises(LoadBalanceError, match="refill must be one of"):
+        alias_flow([1, 2], refill="later")
     with pytest.raises(LoadBalanceError, match="8 task counts"):
         sfc_flow([1] * 8, tm.machine("mesh:2x2").allocate(4))
 
@@ -257,6 +302,6 @@ def test_sfc_flow_follows_a_given_mapping():
     rank_on_curve = np.empty(16, int)
     rank_on_curve[curve] = np.arange(16)
     assert np.array_equal(order, np.argsort(rank_on_curve[mp.pe_of]))
-    assert as_dict(sfc_flow(counts, alloc, mp)) == reference_alias(counts.tolist(), order.tolist())
+    assert as_dict(sfc_flow(counts, alloc, mp)) == reference_alias(counts.tolist(), order.tolist(), "next")
     t = alias_flow(counts).predict(alloc, mp, 100.0)
     assert t.makespan == tm.timemodel.predict(alias_flow(counts).schedule(100.0), alloc, mp).makespan

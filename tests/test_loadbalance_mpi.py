@@ -24,14 +24,15 @@ CASES = [
     {"seed": 3, "method": "unit", "pack": "numpy", "high": 12},
     {"seed": 4, "method": "alias", "pack": "numpy", "high": 0},          # nothing to move
     {"seed": 5, "method": "alias", "pack": "numpy", "high": 12, "reverse": True},
+    {"seed": 7, "method": "alias", "pack": "numpy", "high": 12, "refill": "next"},
     {"seed": 6, "method": "unit", "pack": "numpy", "high": 12, "reverse": True},
 ]
 
 
-def replay(counts, method, reverse):
+def replay(counts, method, reverse, refill):
     """Every rank's final ids by the documented rule, written out independently of balance()."""
     order = list(range(len(counts)))[::-1] if reverse else None
-    flow = (alias_flow if method == "alias" else unit_flow)(counts, order=order)
+    flow = alias_flow(counts, order=order, refill=refill) if method == "alias" else unit_flow(counts, order=order)
     starts = np.concatenate([[0], np.cumsum(counts)])
     held = [list(range(starts[r], starts[r + 1])) for r in range(len(counts))]
     outgoing = {}
@@ -54,7 +55,7 @@ def test_balance_moves_exactly_the_planned_tasks(nranks):
         mine = line["ranks"]
         assert [x["rank"] for x in mine] == list(range(nranks))
         counts = mine[0]["counts"]
-        flow, expect = replay(counts, case["method"], case.get("reverse", False))
+        flow, expect = replay(counts, case["method"], case.get("reverse", False), case.get("refill", "deferred"))
         k = -(-sum(counts) // nranks)
         for x in mine:
             assert x["counts"] == counts

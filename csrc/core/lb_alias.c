@@ -31,7 +31,35 @@ static void place_phantoms(int32_t nproc, const int64_t *counts, const int32_t *
     }
 }
 
-int topomap_lb_alias(int32_t nproc, const int64_t *counts, const int32_t *order, int32_t *src, int64_t *tasks)
+typedef struct {
+    const int32_t *perm;
+    int64_t *a;
+    const unsigned char *phantom;
+    int64_t k;
+    int32_t last_donor;
+    int32_t *src;
+    int64_t *tasks;
+} sweep;
+
+/* Donor l fills position r up to k (one message, the only one r receives). */
+static void fill(sweep *w, int32_t r, int32_t l)
+{
+    int64_t give = w->k - w->a[r], real = give;
+    w->a[l] -= give;
+    w->a[r] = w->k;
+    if (l != w->last_donor) {
+        /* a donor's phantom leaves in its first message and is dropped there */
+        w->last_donor = l;
+        real -= w->phantom[w->perm[l]];
+    }
+    if (real > 0) {
+        w->src[w->perm[r]] = w->perm[l];
+        w->tasks[w->perm[r]] = real;
+    }
+}
+
+int topomap_lb_alias(int32_t nproc, const int64_t *counts, const int32_t *order, int refill_next, int32_t *src,
+                     int64_t *tasks)
 {
     int64_t total;
     int rc = topomap_i_lb_check(nproc, counts, order, &total);
@@ -66,24 +94,24 @@ int topomap_lb_alias(int32_t nproc, const int64_t *counts, const int32_t *order,
             }
         }
     }
-    int32_t s = 0, l = ndeficit, last_donor = -1;
-    /* Invariants (thesis): a[i] >= k for i >= l; 0 <= a[i] < k for s <= i < l;
-       i < s got k - a[i].  Balance of the sums ends the loop before l passes m. */
-    while (l > s) {
-        int64_t w = k - a[s];
-        a[l] -= w;
-        int64_t real = w;
-        if (l != last_donor) {
-            /* a donor's phantom leaves in its first message and is dropped there */
-            last_donor = l;
-            real -= phantom[perm[l]];
+    sweep sw = {perm, a, phantom, k, -1, src, tasks};
+    int32_t l = ndeficit;
+    if (!refill_next) {
+        /* Invariants (thesis): a[i] >= k for i >= l; 0 <= a[i] < k for s <= i < l;
+           i < s got k - a[i].  Balance of the sums ends the loop before l passes m. */
+        for (int32_t s = 0; l > s; s++) {
+            fill(&sw, s, l);
+            if (a[l] < k) l++;
         }
-        if (real > 0) {
-            src[perm[s]] = perm[l];
-            tasks[perm[s]] = real;
+    } else {
+        /* A donor that falls below k is refilled at once by the next excess
+           process, its neighbour in `order`, instead of after every original
+           deficit; the same balance keeps l + 1 inside the excess side. */
+        for (int32_t s = 0; s < ndeficit; s++) {
+            while (a[l] == k) l++;
+            fill(&sw, s, l);
+            for (; a[l] < k; l++) fill(&sw, l, l + 1);
         }
-        if (a[l] < k) l++;
-        s++;
     }
     free(perm);
     free(a);

@@ -181,7 +181,7 @@ static PyMethodDef methods[] = {
      "alpha=0.25, beta=0.5, rule=0, objective=0, passes=100, part_size=125) -> pe_of"},
     {"hilbert_index", pytopomap_hilbert_index, METH_VARARGS, "hilbert_index(coords (count, ndims), bits) -> uint64 index"},
     {"hilbert_order", pytopomap_hilbert_order, METH_VARARGS, "hilbert_order(dims, nodes) -> positions along the curve"},
-    {"lb_alias", pytopomap_lb_alias, METH_VARARGS, "lb_alias(counts, order=None) -> (src, tasks) per process"},
+    {"lb_alias", pytopomap_lb_alias, METH_VARARGS, "lb_alias(counts, order=None, refill_next=0) -> (src, tasks)"},
     {"lb_unit", pytopomap_lb_unit, METH_VARARGS, "lb_unit(counts, order=None) -> (src, dst, tasks) per message"},
     {"flowsim", (PyCFunction)(void (*)(void))pytopomap_flowsim, METH_VARARGS | METH_KEYWORDS,
      "flowsim(machine, src_pe, dst_pe, bytes, latency, cap, stage, src_rank, dst_rank, bandwidth, nstages, nranks, "

@@ -21,7 +21,8 @@ PyObject *pytopomap_lb_alias(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *co, *oo = Py_None, *result = NULL;
-    if (!PyArg_ParseTuple(args, "O|O", &co, &oo)) return NULL;
+    int refill_next = 0;
+    if (!PyArg_ParseTuple(args, "O|Op", &co, &oo, &refill_next)) return NULL;
     PyArrayObject *counts, *order, *src = NULL, *tasks = NULL;
     if (!lb_inputs(co, oo, &counts, &order)) {
         npy_intp n = PyArray_DIM(counts, 0);
@@ -31,7 +32,8 @@ PyObject *pytopomap_lb_alias(PyObject *self, PyObject *args)
             int rc;
             const int32_t *ord = order ? PyArray_DATA(order) : NULL;
             Py_BEGIN_ALLOW_THREADS
-            rc = topomap_lb_alias((int32_t)n, PyArray_DATA(counts), ord, PyArray_DATA(src), PyArray_DATA(tasks));
+            rc = topomap_lb_alias((int32_t)n, PyArray_DATA(counts), ord, refill_next, PyArray_DATA(src),
+                                  PyArray_DATA(tasks));
             Py_END_ALLOW_THREADS
             result = rc ? pytopomap_raise(rc) : Py_BuildValue("OO", src, tasks);
         }

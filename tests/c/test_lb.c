@@ -26,7 +26,7 @@ static void example_1(int32_t n)
     int64_t counts[P_MAX] = {0}, tasks[P_MAX], after[P_MAX];
     int32_t src[P_MAX], P = 2 * n;
     for (int32_t i = 0; i < P; i++) counts[i] = i < n - 1 ? n - 1 : i == n - 1 ? 2 : i == n ? 2 * n - 2 : n + 1;
-    CHECK(topomap_lb_alias(P, counts, NULL, src, tasks) == 0);
+    CHECK(topomap_lb_alias(P, counts, NULL, 0, src, tasks) == 0);
     int32_t messages = 0, sends_of_n = 0;
     int64_t moved = 0;
     for (int32_t p = 0; p < P; p++) {
@@ -47,7 +47,7 @@ static void example_2(int32_t P)
     int32_t src[P_MAX];
     counts[0] = 1;
     for (int32_t i = 1; i < P; i++) counts[i] = P + 1;
-    CHECK(topomap_lb_alias(P, counts, NULL, src, tasks) == 0);
+    CHECK(topomap_lb_alias(P, counts, NULL, 0, src, tasks) == 0);
     for (int32_t i = 0; i < P - 1; i++) CHECK(src[i] == i + 1 && tasks[i] == P - 1 - i);
     CHECK(src[P - 1] == -1 && tasks[P - 1] == 0);
     /* the baseline: every other process sends one task to process 0 */
@@ -63,16 +63,16 @@ static void phantoms(void)
     /* T = 10, P = 4, k = 3: the phantoms go to 1 and 3 (k - 1 tasks each) */
     int64_t counts[] = {6, 2, 0, 2}, tasks[4], after[4];
     int32_t src[4];
-    CHECK(topomap_lb_alias(4, counts, NULL, src, tasks) == 0);
+    CHECK(topomap_lb_alias(4, counts, NULL, 0, src, tasks) == 0);
     CHECK(src[2] == 0 && tasks[2] == 3 && src[0] == -1 && src[1] == -1 && src[3] == -1);
     /* T = 5, P = 3, k = 2: 1 takes the phantom, so it receives one task less */
     int64_t c2[] = {5, 0, 0};
-    CHECK(topomap_lb_alias(3, c2, NULL, src, tasks) == 0);
+    CHECK(topomap_lb_alias(3, c2, NULL, 0, src, tasks) == 0);
     alias_after(3, c2, src, tasks, after);
     CHECK(after[0] == 2 && after[1] == 1 && after[2] == 2);
     /* a donor's phantom leaves in its first message: {2, 2, 0} moves nothing */
     int64_t c3[] = {2, 2, 0};
-    CHECK(topomap_lb_alias(3, c3, NULL, src, tasks) == 0);
+    CHECK(topomap_lb_alias(3, c3, NULL, 0, src, tasks) == 0);
     CHECK(src[0] == -1 && src[1] == -1 && src[2] == -1);
 }
 
@@ -81,11 +81,31 @@ static void orders(void)
     /* in the order 3, 2, 1, 0 the donor 3 fills 1 (the first deficit met) */
     int64_t counts[] = {2, 0, 2, 4}, tasks[4];
     int32_t order[] = {3, 2, 1, 0}, src[4];
-    CHECK(topomap_lb_alias(4, counts, order, src, tasks) == 0);
+    CHECK(topomap_lb_alias(4, counts, order, 0, src, tasks) == 0);
     CHECK(src[1] == 3 && tasks[1] == 2 && src[0] == -1 && src[2] == -1);
     int32_t bad[] = {0, 1, 1, 3};
-    CHECK(topomap_lb_alias(4, counts, bad, src, tasks) == TOPOMAP_EINVAL);
+    CHECK(topomap_lb_alias(4, counts, bad, 0, src, tasks) == TOPOMAP_EINVAL);
     CHECK(strstr(topomap_last_error(), "process 1 twice") != NULL);
+}
+
+static void refill_next(void)
+{
+    /* {0, 4, 0, 4}, k = 2: as printed, 1 fills 0 and 2, falls to 0 and 3 refills it;
+       refilled at once, 1 fills 0 and 3 fills 2 */
+    int64_t counts[] = {0, 4, 0, 4}, tasks[4];
+    int32_t src[4];
+    CHECK(topomap_lb_alias(4, counts, NULL, 0, src, tasks) == 0);
+    CHECK(src[0] == 1 && src[1] == 3 && src[2] == 1 && src[3] == -1);
+    CHECK(topomap_lb_alias(4, counts, NULL, 1, src, tasks) == 0);
+    CHECK(src[0] == 1 && src[1] == -1 && src[2] == 3 && src[3] == -1 && tasks[0] == 2 && tasks[2] == 2);
+    /* Example 1 (n = 6): every process still ends with k, one receive each */
+    int64_t ex[12], after[12];
+    int32_t s2[12];
+    int64_t t2[12];
+    for (int32_t i = 0; i < 12; i++) ex[i] = i < 5 ? 5 : i == 5 ? 2 : i == 6 ? 10 : 7;
+    CHECK(topomap_lb_alias(12, ex, NULL, 1, s2, t2) == 0);
+    alias_after(12, ex, s2, t2, after);
+    for (int32_t p = 0; p < 12; p++) CHECK(after[p] == 6);
 }
 
 static void baseline_targets(void)
@@ -106,13 +126,13 @@ static void bad_input(void)
 {
     int64_t counts[] = {3, -1, 2}, tasks[3];
     int32_t src[3], ms[3], md[3], nmsg;
-    CHECK(topomap_lb_alias(3, counts, NULL, src, tasks) == TOPOMAP_EINVAL);
+    CHECK(topomap_lb_alias(3, counts, NULL, 0, src, tasks) == TOPOMAP_EINVAL);
     CHECK(strstr(topomap_last_error(), "process 1 has a negative task count") != NULL);
     CHECK(topomap_lb_unit(3, counts, NULL, ms, md, tasks, &nmsg) == TOPOMAP_EINVAL);
     int64_t huge[] = {INT64_MAX / 2, INT64_MAX / 2, 5};
-    CHECK(topomap_lb_alias(3, huge, NULL, src, tasks) == TOPOMAP_EINVAL);
+    CHECK(topomap_lb_alias(3, huge, NULL, 0, src, tasks) == TOPOMAP_EINVAL);
     CHECK(strstr(topomap_last_error(), "overflow 64 bits at process 1") != NULL);
-    CHECK(topomap_lb_alias(0, counts, NULL, src, tasks) == TOPOMAP_EINVAL);
+    CHECK(topomap_lb_alias(0, counts, NULL, 0, src, tasks) == TOPOMAP_EINVAL);
 }
 
 int main(void)
@@ -123,6 +143,7 @@ int main(void)
     }
     phantoms();
     orders();
+    refill_next();
     baseline_targets();
     bad_input();
     return check_report();

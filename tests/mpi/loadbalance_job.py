@@ -1,5 +1,5 @@
 """topomap.mpi.balance under mpiexec: usage: loadbalance_job.py JSON
-(a list of {"seed", "method", "pack", "high"[, "reverse"]}, or {"error": ...} cases)
+(a list of {"seed", "method", "pack", "high"[, "reverse", "refill"]}, or {"error": ...} cases)
 
 Each case draws the same task counts on every rank (seeded), gives every task a job-wide unique id
 (rows [id, origin rank, id * 7 + 3] of an int64 array, or a list of {"id", "word"} dicts moved
@@ -61,7 +61,8 @@ def body(comm, argv):
         if case["pack"] == "numpy":
             tasks = np.stack([ids, np.full_like(ids, comm.rank), ids * 7 + 3], axis=1)
             order = list(range(comm.size))[::-1] if case.get("reverse") else None
-            mine, info = balance(comm, tasks, method=case["method"], order=order)
+            mine, info = balance(comm, tasks, method=case["method"], order=order,
+                                 **({"refill": case["refill"]} if "refill" in case else {}))
             all_ok(comm, bool((mine[:, 2] == mine[:, 0] * 7 + 3).all()), "row contents")
             final = mine[:, 0].tolist()
         else:

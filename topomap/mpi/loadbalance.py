@@ -58,7 +58,7 @@ def _numpy_pack(tasks: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return tasks[:tasks.shape[0] - n], np.ascontiguousarray(tasks[tasks.shape[0] - n:])
 
 
-def balance(comm: Any, tasks: Any, *, method: str = "alias", order: Any = None,
+def balance(comm: Any, tasks: Any, *, method: str = "alias", order: Any = None, refill: str = "deferred",
             pack: Callable[[Any, int], tuple[Any, Any]] | None = None,
             unpack: Callable[[Any, list], Any] | None = None, count: int | None = None) -> tuple[Any, BalanceInfo]:
     """Move tasks so that no rank holds more than ``ceil(T / P)`` (collective).
@@ -76,6 +76,8 @@ def balance(comm: Any, tasks: Any, *, method: str = "alias", order: Any = None,
         Process order of the flow (the alias partition's, or the baseline's
         two pointers), e.g. :func:`topomap.loadbalance.sfc_order` for the SFC
         variant.
+    refill : {"deferred", "next"}
+        The alias flow's refill rule (:func:`topomap.loadbalance.alias_flow`).
     pack : callable, optional
         ``pack(tasks, n) -> (kept, outgoing)``: take ``n`` tasks out; called
         once per message this rank sends, in receiver order.  ``outgoing``
@@ -140,7 +142,8 @@ def balance(comm: Any, tasks: Any, *, method: str = "alias", order: Any = None,
                               f"{gathered[first][2][1]}, rank 0 of {gathered[0][2][0]} shape {gathered[0][2][1]}",
                               rank=first)
     try:
-        flow = METHODS[method]([c for _, c, _ in gathered], order=order)
+        extra = {"refill": refill} if method == "alias" else {}
+        flow = METHODS[method]([c for _, c, _ in gathered], order=order, **extra)
     except LoadBalanceError as exc:
         raise CollectiveError(f"balance: {exc}") from None
     flowed_at = time.perf_counter()

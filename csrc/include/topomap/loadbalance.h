@@ -14,6 +14,10 @@ extern "C" {
    must fit in int64.  order: NULL (rank order) or a permutation of
    0..nproc-1, the order in which processes enter the stable partition around
    k = ceil(T / nproc) (the SFC variant passes the Hilbert order).
+   refill_next: 0 runs Algorithm 1 as printed (a donor that falls below k is
+   refilled after every original deficit process); 1 refills it at once from
+   the next excess process, so donors and receivers stay neighbours in
+   `order` (our reading of the SFC variant's unspecified "slight changes").
    Output, per process p: src[p] the one process p receives from (-1: none)
    and tasks[p] how many real tasks it receives (0 when src[p] is -1).
    Every process ends with at most k tasks (k - 2 .. k when T is not a
@@ -21,7 +25,8 @@ extern "C" {
    processes with k - 1 tasks first, then to the other deficit processes,
    then to the rest; each process gets at most one.  Returns 0, ENOMEM or
    EINVAL (the message names the process). */
-int topomap_lb_alias(int32_t nproc, const int64_t *counts, const int32_t *order, int32_t *src, int64_t *tasks);
+int topomap_lb_alias(int32_t nproc, const int64_t *counts, const int32_t *order, int refill_next, int32_t *src,
+                     int64_t *tasks);
 
 /* The QWalk-like baseline: every surplus task goes to the next free deficit
    slot (two pointers over `order`), consecutive tasks between the same pair
