@@ -30,6 +30,9 @@ class Mapping:
         Options the mapper was run with.
     capacity : int
         Most processes a PE may hold.
+    gpu_of : numpy.ndarray, optional
+        Local GPU index (the CUDA device ordinal on its node) of each process, for GPU nodes
+        (:mod:`topomap.mappers.magc`); ``None`` otherwise.
 
     Examples
     --------
@@ -46,6 +49,7 @@ class Mapping:
     seconds: float = 0.0
     options: dict = field(default_factory=dict)
     capacity: int = 1
+    gpu_of: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         pe = np.asarray(self.pe_of)
@@ -59,6 +63,13 @@ class Mapping:
         pe = np.array(pe, dtype=np.int32, order="C", copy=True)  # never freeze the caller's array
         pe.setflags(write=False)
         object.__setattr__(self, "pe_of", pe)
+        if self.gpu_of is not None:
+            gpu = np.asarray(self.gpu_of)
+            if gpu.shape != pe.shape or gpu.dtype.kind not in "iu" or (gpu.size and gpu.min() < 0):
+                raise MappingError(f"gpu_of must be {pe.size} GPU indices >= 0, one per process")
+            gpu = np.array(gpu, dtype=np.int32, copy=True)
+            gpu.setflags(write=False)
+            object.__setattr__(self, "gpu_of", gpu)
 
     @property
     def n(self) -> int:
@@ -67,8 +78,11 @@ class Mapping:
 
     def to_dict(self) -> dict:
         """Plain-Python form (for JSON)."""
-        return {"pe_of": self.pe_of.tolist(), "method": self.method, "seed": self.seed,
-                "seconds": self.seconds, "options": dict(self.options), "capacity": self.capacity}
+        out = {"pe_of": self.pe_of.tolist(), "method": self.method, "seed": self.seed,
+               "seconds": self.seconds, "options": dict(self.options), "capacity": self.capacity}
+        if self.gpu_of is not None:
+            out["gpu_of"] = self.gpu_of.tolist()
+        return out
 
     def __repr__(self) -> str:
         return f"Mapping(n={self.n}, method={self.method!r}, seed={self.seed}, seconds={self.seconds:.3g})"
