@@ -10,7 +10,7 @@
    skips the nodes when a core of its own node is closer than any other
    node.  Node
    distances come from a lazily filled K x K table over the K nodes of the
-   allocation (K <= 4096), else a row recomputed when the reference's node
+   allocation (K <= 2048), else a row recomputed when the reference's node
    changes. */
 #include <math.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@
 #include "topomap/error.h"
 #include "topomap/rng.h"
 
-#define ROW_TABLE_MAX 4096
+#define ROW_TABLE_MAX 2048 /* a table of at most 32 MB */
 
 typedef struct {
     const topomap_machine *m;
