@@ -12,8 +12,9 @@ Then the migration itself (notes 001 §8): on Jaguar-like tori of 12-core
 nodes (8x8x8 with 256 allocated nodes, 16x16x16 with 2048), a fragmented
 allocation (6 runs of nodes, launcher order), 8 KB per task, the predicted
 time (:func:`topomap.timemodel.predict`, max-min flow model, default time
-model) of the alias flow in rank order, in Hilbert order (SFC variant) and
-of the baseline.
+model) of the alias flow in rank order and in Hilbert order (SFC variant),
+each with Algorithm 1's deferred refill and with ``refill="next"``, and of
+the baseline.
 
     python benchmarks/bench_loadbalance.py            # 10^3 .. 10^7, writes results/loadbalance.json
     python benchmarks/bench_loadbalance.py --quick    # 10^3 .. 10^5, the 8x8x8 torus only
@@ -62,7 +63,9 @@ def migration(spec: str, nodes: int) -> dict:
     alloc = machine.allocate(nodes * machine.pes_per_node, policy="fragmented", seed=1, runs=6)
     counts = np.random.default_rng(nodes).integers(20, 29, size=alloc.pes.size)
     row = {"machine": spec, "nodes": nodes, "processes": int(alloc.pes.size)}
-    for flow in (alias_flow(counts), sfc_flow(counts, alloc), unit_flow(counts)):
+    flows = (alias_flow(counts), alias_flow(counts, refill="next"), sfc_flow(counts, alloc, refill="deferred"),
+             sfc_flow(counts, alloc), unit_flow(counts))
+    for flow in flows:
         t = flow.predict(alloc, alloc.pes, task_bytes=8192)
         hops = machine.hops(machine.node_of(alloc.pes[flow.src]), machine.node_of(alloc.pes[flow.dst]))
         row[flow.method] = {"makespan": t.makespan, "bottleneck": float(t.bottleneck_time.max()),
@@ -87,13 +90,13 @@ def main() -> None:
                 f"{r[k]['max_sends']:7d} {r[k]['total_messages']:9d} {r[k]['total_tasks_sent']:10d}"
                 for k in ("alias", "unit")]
         print(f"{p:9d} | {cols[0]} | {cols[1]}", flush=True)
-    methods = ("alias", "alias-sfc", "unit")
-    print(f"\n{'machine':18s} {'procs':>6s} | " + " | ".join(f"{m:>9s} us  hops" for m in methods))
+    methods = ("alias", "alias-next", "alias-sfc", "alias-sfc-next", "unit")
+    print(f"\n{'machine':18s} {'procs':>6s} | " + " | ".join(f"{m:>14s} us  hops" for m in methods))
     moves = []
     for spec, nodes in [("torus:8x8x8/12", 256)] + ([] if args.quick else [("torus:16x16x16/12", 2048)]):
         r = migration(spec, nodes)
         moves.append(r)
-        cells = [f"{r[m]['makespan'] * 1e6:12.1f} {r[m]['mean_hops']:5.2f}" for m in methods]
+        cells = [f"{r[m]['makespan'] * 1e6:17.1f} {r[m]['mean_hops']:5.2f}" for m in methods]
         print(f"{spec:18s} {r['processes']:6d} | " + " | ".join(cells), flush=True)
     info = {"benchmark": "loadbalance", "machine": platform.machine(), "cpus": os.cpu_count(),
             "topomap": tm.__version__, "numpy": np.__version__, "quick": args.quick, "rows": rows,
