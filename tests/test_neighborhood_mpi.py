@@ -24,3 +24,13 @@ def test_combined_collectives_equal_mpi(n, seed):
         assert r["random0.9/combined"]["friend_steps"] > 0
     if n in (9, 16):
         assert r["moore/combined"]["friend_steps"] > 0
+
+
+@pytest.mark.parametrize("n,seed", [(3, 1), (9, 1), (16, 2)])
+def test_distributed_phase1_gives_the_simulators_pattern(n, seed):
+    out = results(run(n, "neighborhood_phase1.py", str(seed), timeout=300))
+    assert len(out) == 1
+    r = out[0]
+    if n >= 9:
+        # combining happens (friend steps are counted from both ends)
+        assert r["random0.9"] > 0 and r["moore"] > 0 and r["random0.9"] % 2 == 0

@@ -23,11 +23,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..neighborhood import NeighborGraph, combine
+from ..neighborhood.distributed import phase1_rank
 from ..neighborhood.pattern import RankPattern
 from ..neighborhood.schedule import COPY, RECV, SEND, WAIT, Layout, Schedule, build_schedule, naive_schedule
 from ._collective import agree, from_root, mpi
 
-__all__ = ["NeighborCombiner", "PersistentNeighbor"]
+__all__ = ["NeighborCombiner", "PersistentNeighbor", "distributed_phase1"]
 
 
 def _bytes(buf: Any, what: str, writable: bool) -> np.ndarray:
@@ -53,9 +54,10 @@ class NeighborCombiner:
         Friendship threshold of Phase 1.
     combine : bool
         False: the naive schedule (the baseline).
-    pattern : CombiningPattern, optional
-        A T computed beforehand (the same on every rank); default: Phase 1 simulated on every
-        rank from the gathered lists (deterministic, so all ranks agree).
+    pattern : CombiningPattern or "distributed", optional
+        A T computed beforehand (the same on every rank), or "distributed" to run Phase 1
+        over the communicator (:func:`distributed_phase1`, each rank knowing only its own
+        neighbourhood); default: Phase 1 simulated from the gathered lists (same T).
 
     Examples
     --------
@@ -86,7 +88,9 @@ class NeighborCombiner:
             "NeighborCombiner topology")
         self.combined = bool(combine)
         self.view: RankPattern | None = None
-        if self.combined:
+        if self.combined and isinstance(pattern, str) and pattern == "distributed":
+            self.view = distributed_phase1(comm, srcs, dsts, theta=theta)[0]
+        elif self.combined:
             t = pattern if pattern is not None else from_root(comm, lambda: _combine(self.graph, theta),
                                                               "NeighborCombiner phase 1")
             self.view = t.rank_view(self.rank)
@@ -206,6 +210,53 @@ class NeighborCombiner:
     def Free(self) -> None:
         """Free the duplicate communicator."""
         self.comm.Free()
+
+
+def distributed_phase1(comm: Any, sources: Sequence[int] | None = None, destinations: Sequence[int] | None = None,
+                       *, theta: int = 4, max_iterations: int | None = None,
+                       node: Sequence[int] | None = None) -> tuple[RankPattern, dict]:
+    """Phase 1 over ``comm``, each rank holding only its own lists (collective).
+
+    The lists default to ``comm.Get_dist_neighbors()``.  Before any neighbour message, every
+    rank learns (one ``Alltoall`` of flags) which ranks list it as a destination and compares
+    that with its sources; a disagreement or ``theta < 1`` raises
+    :class:`~topomap.mpi.CollectiveError` on every rank.  The result is the rank's share of the
+    same T as :func:`topomap.neighborhood.combine` (tests/mpi/neighborhood_phase1.py).
+
+    Examples
+    --------
+    >>> from mpi4py import MPI
+    >>> view, stats = distributed_phase1(MPI.COMM_WORLD, [], [])
+    >>> view.steps, stats["done_iter"]
+    ([], 0)
+    """
+    if sources is None or destinations is None:
+        sources, destinations, _ = comm.Get_dist_neighbors()
+    srcs, dsts = [int(o) for o in sources], [int(q) for q in destinations]
+    n = comm.size
+    error = None
+    if not isinstance(theta, (int, np.integer)) or theta < 1:
+        error = f"theta must be an integer >= 1, got {theta!r}"
+    elif any(not 0 <= x < n for x in srcs + dsts):
+        error = f"a neighbour is not a rank of 0..{n - 1}"
+    elif len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
+        error = "a neighbour is listed twice"
+    agree(comm, error, "distributed phase 1")
+    listed = np.zeros(n, np.int8)
+    listed[dsts] = 1
+    lists_me = np.zeros(n, np.int8)
+    comm.Alltoall(listed, lists_me)
+    mine = np.zeros(n, np.int8)
+    mine[srcs] = 1
+    bad = np.flatnonzero(mine != lists_me)
+    agree(comm, None if not bad.size else f"rank {int(bad[0])} and this rank disagree about the edge "
+          f"{int(bad[0])} -> {comm.rank}", "distributed phase 1 topology")
+    dup = comm.Dup()
+    try:
+        return phase1_rank(dup, comm.rank, srcs, dsts, int(theta), max_iterations=int(max_iterations or 0),
+                           node=node)
+    finally:
+        dup.Free()
 
 
 def _combine(graph: NeighborGraph, theta: int) -> Any:
