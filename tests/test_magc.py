@@ -207,3 +207,44 @@ def test_bad_input():
     with pytest.raises(MappingError, match="gpu_of must be"):
         tm.Mapping([0, 1], gpu_of=[0])
     assert "gpu_of" not in tm.Mapping([0, 1]).to_dict() and tm.Mapping([0, 1], gpu_of=[1, 0]).to_dict()["gpu_of"] == [1, 0]
+
+
+# ---------------------------------------------------------------- the GPU of each rank, for the launcher
+def test_reorder_plan_carries_a_gpu_per_new_rank():
+    from topomap.mpi.reorder import ReorderInfo, plan_reorder
+    m = tm.machine("fattree:k=4,levels=1/gpu:clusterB")
+    alloc = m.allocation([0, 1, 2, 3, 20, 21, 22, 23])  # the job: 4 ranks on each of 2 nodes
+    cpu = tm.generators.stencil_2d((4, 2))
+    gpu = tm.generators.subcomm_alltoall((4, 2), axes=1)
+    plan = plan_reorder(cpu, alloc, "ptram", gpu_pattern=gpu)
+    want = magc(cpu, gpu, alloc, phase1="ptram")
+    assert (plan.mapping.pe_of == want.pe_of).all() and (plan.mapping.gpu_of == want.gpu_of).all()
+    check_capacities(plan.mapping, alloc, m.node.gpu)
+    # new rank p sits where process p was mapped: old rank new_rank^-1[p] is on pe_of[p]
+    assert (alloc.pes[np.argsort(plan.new_rank)] == plan.mapping.pe_of).all()
+    info = ReorderInfo(plan.new_rank, plan.mapping, plan.before, plan.after, "ptram", 0)
+    assert info.to_dict()["gpu_of"] == want.gpu_of.tolist()
+    plain = plan_reorder(cpu, alloc, "ptram")
+    assert plain.mapping.gpu_of is None
+    assert "gpu_of" not in ReorderInfo(plain.new_rank, plain.mapping, plain.before, plain.after, "ptram", 0).to_dict()
+
+
+def test_gpu_file_list_and_wrapper_script(tmp_path):
+    import subprocess
+
+    from topomap.mpi.launch import gpu_file
+    mp = tm.Mapping([0, 1, 2], gpu_of=[2, 0, 1])
+    assert gpu_file(mp) == "2\n0\n1\n"
+    script = tmp_path / "gpu-wrap.sh"
+    script.write_text(gpu_file(mp, "wrapper"))
+    script.chmod(0o755)
+    for var in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"):
+        for rank, gpu in enumerate([2, 0, 1]):
+            env = {"PATH": os.environ["PATH"], var: str(rank)}
+            out = subprocess.run([str(script), "sh", "-c", "echo $CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER"],
+                                 capture_output=True, text=True, env=env, check=True).stdout
+            assert out.split() == [str(gpu), "PCI_BUS_ID"]
+    bad = subprocess.run([str(script), "true"], capture_output=True, text=True, env={"PMI_RANK": "7"})
+    assert bad.returncode == 1 and "no GPU for rank '7'" in bad.stderr
+    with pytest.raises(MappingError, match="no GPU per rank"):
+        gpu_file(tm.Mapping([0, 1]))

@@ -25,6 +25,12 @@ placement onto the allocation in its launch order (PE ``allocation.pes[j]``
 is the ``j``-th slot), so it needs ``capacity == 1`` and as many ranks as
 PEs.
 
+With GPUs (a mapping from :func:`topomap.mappers.magc.magc` holds ``gpu_of``, the local GPU
+of each rank), :func:`gpu_file` writes the GPU of every rank: a plain list (line ``r+1``:
+rank ``r``'s device ordinal), or a wrapper script that sets ``CUDA_VISIBLE_DEVICES`` from
+the launcher's rank variable before starting the program (``mpirun --rankfile F
+./gpu-wrap.sh ./app``).
+
 Host names come from ``hosts``: a sequence indexed by node id, a dict, a
 callable ``node -> name``, or a format string such as ``"nid{node:05d}"``;
 by default the machine's node names (fabric files name them) or ``node<id>``.
@@ -58,7 +64,7 @@ from ..machine import Allocation, Machine
 from ..mapping import Mapping as TmMapping
 from ..mapping import check_mapping
 
-__all__ = ["FORMATS", "launcher_file", "write_launcher_file", "usage", "host_namer"]
+__all__ = ["FORMATS", "launcher_file", "write_launcher_file", "usage", "host_namer", "gpu_file"]
 
 FORMATS = ("rankfile", "mpich", "slurm", "hostfile")
 
@@ -187,6 +193,49 @@ def write_launcher_file(path: "str | os.PathLike[str]", format: str, mapping: "T
         fh.write(text)
     n = len(mapping.pe_of) if isinstance(mapping, TmMapping) else len(np.asarray(mapping))
     return usage(format, os.fspath(path), n)
+
+
+# the rank variables of Open MPI, PMIx, Hydra/MPICH and Slurm, tried in this order
+_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID")
+
+
+def gpu_file(mapping: TmMapping, format: str = "list") -> str:
+    """The GPU (local device ordinal) of every rank, for the launcher.
+
+    Parameters
+    ----------
+    mapping : Mapping
+        With ``gpu_of`` (e.g. from :func:`topomap.mappers.magc.magc` or :func:`topomap.mpi.reorder`).
+    format : {"list", "wrapper"}
+        ``"list"``: line ``r+1`` is rank ``r``'s GPU; ``"wrapper"``: a POSIX shell script that
+        exports ``CUDA_VISIBLE_DEVICES`` for its rank (``OMPI_COMM_WORLD_RANK``, ``PMIX_RANK``,
+        ``PMI_RANK`` or ``SLURM_PROCID``) with ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (nvidia-smi's
+        numbering, which the GPU node readers use) and runs its arguments.
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> mp = tm.Mapping([0, 1, 2], gpu_of=[1, 0, 1])
+    >>> print(gpu_file(mp), end="")
+    1
+    0
+    1
+    """
+    gpu_of = getattr(mapping, "gpu_of", None)
+    if gpu_of is None:
+        raise MappingError("the mapping has no GPU per rank (gpu_of): map with topomap.mappers.magc")
+    if format == "list":
+        return "".join(f"{int(g)}\n" for g in gpu_of)
+    if format != "wrapper":
+        raise MappingError(f"unknown GPU file format {format!r}; choose 'list' or 'wrapper'")
+    rank = "".join(f"${{{v}:-" for v in _RANK_VARS) + "" + "}" * len(_RANK_VARS)
+    cases = "".join(f"  {r}) CUDA_VISIBLE_DEVICES={int(g)} ;;\n" for r, g in enumerate(gpu_of))
+    return ("#!/bin/sh\n# topomap: the GPU of each rank (MAGC); run as: mpirun ... ./this-script ./app args\n"
+            f"rank={rank}\n"
+            'case "$rank" in\n' + cases +
+            '  *) echo "topomap gpu wrapper: no GPU for rank \'$rank\'" >&2; exit 1 ;;\n'
+            # topomap numbers GPUs as nvidia-smi and NVML do, in PCI order; CUDA's default differs
+            "esac\nexport CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER=PCI_BUS_ID\nexec \"$@\"\n")
 
 
 def usage(format: str, path: str, n: int) -> str:

@@ -18,6 +18,10 @@ computes the permutation itself and applies it with ``MPI_Comm_split``
    old rank), and every rank checks that it got the rank it was meant to.
 
 Afterwards the application derives its work from ``newcomm.rank`` (its role).
+On GPU nodes, give the root the GPU pattern too (``gpu_pattern=``): MAGC
+(:mod:`topomap.mappers.magc`, with ``method`` as its phase 1) then picks a GPU
+for every rank as well, ``info.gpu_of[newcomm.rank]`` (the device ordinal in
+PCI order; select it before the first CUDA call).
 Data already distributed by old rank moves with :func:`topomap.mpi.handover`;
 neighbour lists naming old ranks translate with :mod:`topomap.mpi.distgraph`.
 
@@ -43,6 +47,7 @@ import numpy as np
 from .._digest import digest
 from ..errors import TopomapError
 from ..machine import Allocation, Machine
+from ..mappers.magc import magc
 from ..mapping import Mapping as TmMapping
 from ..metrics import Metrics, as_pattern, evaluate
 from ..node.nodetree import NodeTree
@@ -89,6 +94,8 @@ class ReorderInfo:
         Metrics of the original rank order and of the new one.
     method, seed : str, int
         The mapper and its seed.
+    gpu_of : numpy.ndarray or None
+        ``gpu_of[new_rank]``: the local GPU of each new rank when a GPU pattern was given.
     seconds : dict
         Wall-clock seconds of this rank's phases: ``pattern`` (checking and
         gathering), ``discover``, ``map`` (on the root, broadcast included),
@@ -112,15 +119,23 @@ class ReorderInfo:
         return inverse(self.new_rank)
 
     @property
+    def gpu_of(self) -> np.ndarray | None:
+        """``gpu_of[new_rank]``: the local GPU of each new rank (None without a GPU pattern)."""
+        return self.mapping.gpu_of
+
+    @property
     def identity(self) -> bool:
         """True if no rank moved."""
         return bool(np.array_equal(self.new_rank, np.arange(self.new_rank.size)))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python form (for JSON)."""
-        return {"new_rank": self.new_rank.tolist(), "pe_of": self.mapping.pe_of.tolist(), "method": self.method,
-                "seed": self.seed, "before": self.before.to_dict(), "after": self.after.to_dict(),
-                "seconds": dict(self.seconds), "job": None if self.job is None else self.job.to_dict()}
+        out = {"new_rank": self.new_rank.tolist(), "pe_of": self.mapping.pe_of.tolist(), "method": self.method,
+               "seed": self.seed, "before": self.before.to_dict(), "after": self.after.to_dict(),
+               "seconds": dict(self.seconds), "job": None if self.job is None else self.job.to_dict()}
+        if self.gpu_of is not None:
+            out["gpu_of"] = self.gpu_of.tolist()
+        return out
 
 
 def inverse(perm: Any) -> np.ndarray:
@@ -156,12 +171,15 @@ def _permutation_error(new_rank: Any, n: int) -> str | None:
 
 
 def plan_reorder(pattern: Pattern, allocation: Allocation, method: str, seed: int = 0,
-                 progress: Callable[[float], Any] | None = None, **options: Any) -> ReorderPlan:
+                 progress: Callable[[float], Any] | None = None, gpu_pattern: Any = None,
+                 **options: Any) -> ReorderPlan:
     """Map ``pattern`` onto the job's ``allocation`` and turn the mapping into ``new_rank``.
 
     The allocation's order is the job's: rank ``r`` runs on ``allocation.pes[r]``.
     Process ``p`` of the pattern goes to ``pe_of[p]``, so the rank on that PE
-    gets new rank ``p``.
+    gets new rank ``p``.  With ``gpu_pattern`` (a machine of GPU nodes) the mapping is
+    :func:`~topomap.mappers.magc.magc`'s with ``method`` as phase 1 (``options`` may name its
+    ``strategy`` and ``intra``) and holds a GPU per process.
 
     Examples
     --------
@@ -173,7 +191,10 @@ def plan_reorder(pattern: Pattern, allocation: Allocation, method: str, seed: in
     """
     if pattern.n != len(allocation):
         raise TopomapError(f"the pattern has {pattern.n} processes but the job has {len(allocation)} ranks")
-    mapping = run_mapper(pattern, allocation, method=method, seed=seed, capacity=1, progress=progress, **options)
+    if gpu_pattern is None:
+        mapping = run_mapper(pattern, allocation, method=method, seed=seed, capacity=1, progress=progress, **options)
+    else:
+        mapping = magc(pattern, gpu_pattern, allocation, phase1=method, seed=seed, **options)
     order = np.argsort(allocation.pes)
     pos = np.searchsorted(allocation.pes[order], mapping.pe_of)
     rank_at = order[pos]                     # the old rank sitting on pe_of[p]
