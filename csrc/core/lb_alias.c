@@ -98,7 +98,7 @@ int topomap_lb_alias(int32_t nproc, const int64_t *counts, const int32_t *order,
     int32_t l = ndeficit;
     if (!refill_next) {
         /* Invariants (thesis): a[i] >= k for i >= l; 0 <= a[i] < k for s <= i < l;
-           i < s got k - a[i].  Balance of the sums ends the loop before l passes m. */
+           i < s filled to k.  Balance of the sums ends the loop before l passes m. */
         for (int32_t s = 0; l > s; s++) {
             fill(&sw, s, l);
             if (a[l] < k) l++;
