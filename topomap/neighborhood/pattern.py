@@ -92,22 +92,29 @@ class CombiningPattern:
 
     def receives(self, q: int) -> list[tuple[int, int, tuple[int, ...]]]:
         """(step, sender, origins) of every message rank ``q`` gets; ``FINAL`` steps last."""
-        return self._receive_table()[q]
+        ptr, step, sender, other = self._receive_table()
+        out = []
+        for i in range(ptr[q], ptr[q + 1]):
+            s, o = int(sender[i]), int(other[i])
+            out.append((int(step[i]), s, (s,) if o < 0 else (min(s, o), max(s, o))))
+        return out
 
-    def _receive_table(self) -> list[list[tuple[int, int, tuple[int, ...]]]]:
+    def _receive_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """All receives as CSR by receiver: (ptr, step, sender, other origin or -1), sorted
+        like :meth:`receives`."""
         table = self.__dict__.get("_recv")
         if table is None:
-            table = [[] for _ in range(self.n)]
-            owner = np.repeat(np.arange(self.n), np.diff(self.step_ptr))
-            for s in range(self.step_iter.size):
-                p, f = int(owner[s]), int(self.step_friend[s])
-                for q in self.on_idx[self.on_ptr[s]:self.on_ptr[s + 1]]:
-                    table[q].append((int(self.step_iter[s]), p, (min(p, f), max(p, f))))
-            for p in range(self.n):
-                for q in self.final(p):
-                    table[q].append((FINAL, p, (p,)))
-            for rows in table:
-                rows.sort(key=lambda r: (r[0] == FINAL, r[0], r[1]))
+            owner = np.repeat(np.arange(self.n, dtype=np.int32), np.diff(self.step_ptr))
+            at = np.repeat(np.arange(self.step_iter.size), np.diff(self.on_ptr))
+            final_from = np.repeat(np.arange(self.n, dtype=np.int32), np.diff(self.final_ptr))
+            q = np.concatenate([self.on_idx, self.final_idx]).astype(np.int64)
+            step = np.concatenate([self.step_iter[at], np.full(self.final_idx.size, FINAL, np.int32)])
+            sender = np.concatenate([owner[at], final_from])
+            other = np.concatenate([self.step_friend[at], np.full(self.final_idx.size, -1, np.int32)])
+            order = np.lexsort((sender, step, step == FINAL, q))
+            ptr = np.zeros(self.n + 1, dtype=np.int64)
+            ptr[1:] = np.cumsum(np.bincount(q, minlength=self.n))
+            table = (ptr, step[order], sender[order], other[order])
             object.__setattr__(self, "_recv", table)
         return table
 
@@ -167,7 +174,7 @@ class CombiningPattern:
         owner = np.repeat(np.arange(self.n), nsteps)
         combined = np.bincount(owner, weights=np.diff(self.on_ptr), minlength=self.n).astype(np.int64)
         direct = np.diff(self.final_ptr)
-        recvs = np.array([len(self.receives(q)) for q in range(self.n)], dtype=np.int64) + nsteps
+        recvs = np.diff(self._receive_table()[0]) + nsteps
         return {"steps": nsteps, "friends": self.friends0, "sends": nsteps + combined + direct, "recvs": recvs,
                 "iterations": self.done_iter, "rounds": self.alg2_rounds}
 

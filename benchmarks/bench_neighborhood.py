@@ -1,0 +1,102 @@
+"""Message combining for neighbour collectives (notes 002 s6.3, 000 s7.8): Phase 1 and Phase 2
+times of the serial simulation beside the papers' Tables I and II, and the structure found.
+
+Phase 1 is :func:`topomap.neighborhood.combine` (the C simulator of all ranks, one core);
+the papers ran Alg. 1 + 2 on 4K / 8K real processes of an InfiniBand cluster.  Phase 2 is
+:func:`topomap.neighborhood.build_schedule` for one rank (allgather, 4 B), the mean over
+``--sample`` ranks, as the papers time it per process.  Also printed: Alg. 1 iterations t,
+mean friends F at the first iteration, mean sends per rank (combined) against the mean
+out-degree (naive), and whether every pair of ranks is friends (the papers' "all-pairs
+friendship from delta = 0.1").
+
+    python benchmarks/bench_neighborhood.py             # 1K-8K ranks (minutes)
+    python benchmarks/bench_neighborhood.py --quick     # 1K ranks only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import topomap.neighborhood as nb  # noqa: E402
+
+PAPER_RANDOM = {0.05: (13.54, 0.0005), 0.1: (17.36, 0.001), 0.2: (21.58, 0.005), 0.4: (24.71, 0.019),
+                0.8: (30.56, 0.07)}          # Table I, 4K processes: Phase 1, Phase 2 (s)
+PAPER_MOORE = {(2, 2): (0.31, 0.000008), (2, 3): (0.62, 0.000017), (2, 4): (0.96, 0.000047)}  # Table II, 8K
+
+
+def moore_dims(n: int, d: int) -> tuple[int, ...]:
+    """Balanced power-of-two extents of n ranks in d dimensions (as MPI_Dims_create)."""
+    dims = [1] * d
+    k = 0
+    while int(np.prod(dims)) < n:
+        dims[k % d] *= 2
+        k += 1
+    return tuple(sorted(dims, reverse=True))
+
+
+def measure(g: nb.NeighborGraph, sample: int) -> dict:
+    t = nb.combine(g)
+    rng = np.random.default_rng(0)
+    ranks = rng.choice(g.n, size=min(sample, g.n), replace=False)
+    t0 = time.perf_counter()
+    for p in ranks:
+        d, s = g.destinations(int(p)), g.sources(int(p))
+        lay = nb.Layout(np.zeros(d.size, np.int64), np.full(d.size, 4, np.int64), np.arange(s.size) * 4,
+                        np.full(s.size, 4, np.int64))
+        nb.build_schedule(t.rank_view(int(p)), d, s, lay, "allgather", lambda f, q: 4)
+    phase2 = (time.perf_counter() - t0) / len(ranks)
+    st = t.stats()
+    outdeg = g.degrees()[0]
+    return {"n": g.n, "edges": g.edges, "phase1_s": round(t.seconds, 3), "phase2_s": round(phase2, 6),
+            "t": int(t.iterations["active"].size), "F_mean": round(float(st["friends"].mean()), 1),
+            "all_pairs_friends": bool((st["friends"] == g.n - 1).all()),
+            "sends_mean": round(float(st["sends"].mean()), 1), "outdeg_mean": round(float(outdeg.mean()), 1),
+            "rounds_max": int(t.iterations["rounds"].max(initial=0))}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="1K ranks only")
+    ap.add_argument("--sample", type=int, default=64, help="ranks whose Phase 2 is timed")
+    ap.add_argument("--json", help="write the rows here")
+    args = ap.parse_args()
+    sizes = [1024] if args.quick else [1024, 2048, 4096, 8192]
+    rows = []
+    print(f"{'graph':<16}{'n':>6}{'phase1 s':>10}{'paper':>8}{'phase2 s':>11}{'paper':>10}{'t':>5}{'F':>8}"
+          f"{'sends':>8}{'deg':>8}  all-pairs")
+    for n in sizes:
+        for delta in PAPER_RANDOM:
+            if n == 8192 and delta < 0.8:
+                continue
+            r = {"graph": f"random {delta}", **measure(nb.random_graph(n, delta, seed=1), args.sample)}
+            paper = PAPER_RANDOM[delta] if n == 4096 else (None, None)
+            rows.append({**r, "paper_phase1_s": paper[0], "paper_phase2_s": paper[1]})
+        for d, radius in [(2, 2), (2, 3), (2, 4), (3, 1), (3, 2), (4, 1)]:
+            dims = moore_dims(n, d)
+            if min(dims) < 2 * radius + 1:
+                continue
+            r = {"graph": f"moore ({d},{radius})", **measure(nb.moore_graph(dims, radius), args.sample)}
+            paper = PAPER_MOORE.get((d, radius), (None, None)) if n == 8192 else (None, None)
+            rows.append({**r, "paper_phase1_s": paper[0], "paper_phase2_s": paper[1]})
+        for r in (x for x in rows if x["n"] == n):
+            p1 = "-" if r["paper_phase1_s"] is None else f"{r['paper_phase1_s']:.2f}"
+            p2 = "-" if r["paper_phase2_s"] is None else f"{r['paper_phase2_s']:.6f}"
+            print(f"{r['graph']:<16}{r['n']:>6}{r['phase1_s']:>10.3f}{p1:>8}{r['phase2_s']:>11.6f}{p2:>10}"
+                  f"{r['t']:>5}{r['F_mean']:>8}{r['sends_mean']:>8}{r['outdeg_mean']:>8}  {r['all_pairs_friends']}",
+                  flush=True)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
