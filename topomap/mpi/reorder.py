@@ -94,8 +94,6 @@ class ReorderInfo:
         Metrics of the original rank order and of the new one.
     method, seed : str, int
         The mapper and its seed.
-    gpu_of : numpy.ndarray or None
-        ``gpu_of[new_rank]``: the local GPU of each new rank when a GPU pattern was given.
     seconds : dict
         Wall-clock seconds of this rank's phases: ``pattern`` (checking and
         gathering), ``discover``, ``map`` (on the root, broadcast included),
