@@ -49,4 +49,4 @@ __all__ = ["CollectiveError", "reorder", "apply_order", "plan_reorder", "pattern
            "RankPlace", "JobAllocation", "dist_graph", "to_new", "to_old", "by_new_rank", "by_old_rank", "handover",
            "profile", "Profile", "ask_mpi", "AskMPIResult", "launcher_file", "write_launcher_file", "usage",
            "FORMATS", "mpi_library", "mpiexec_command", "MPILibrary", "distributed_ptram", "leader_nodes",
-           "balance", "BalanceInfo"]
+           "balance", "BalanceInfo", "run_collective"]
