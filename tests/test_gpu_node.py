@@ -1,5 +1,7 @@
 """GPU nodes: links with bandwidths, routes, and the intra-node link loads (topomap.node.gpu)."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -113,7 +115,6 @@ def test_bad_nodes_and_arguments_are_refused():
 def test_json_round_trip_and_cpu_tree(tmp_path):
     node = two_socket_four_gpu()
     path = tmp_path / "n.json"
-    import json
     path.write_text(json.dumps(node.to_dict()))
     assert GpuNode.read_json(path) == node
     tree = node.cpu_tree()
