@@ -206,7 +206,8 @@ def test_bad_input():
         evaluate_gpu(pat, pat, alloc, tm.map(pat, alloc))
     with pytest.raises(MappingError, match="gpu_of must be"):
         tm.Mapping([0, 1], gpu_of=[0])
-    assert "gpu_of" not in tm.Mapping([0, 1]).to_dict() and tm.Mapping([0, 1], gpu_of=[1, 0]).to_dict()["gpu_of"] == [1, 0]
+    assert "gpu_of" not in tm.Mapping([0, 1]).to_dict()
+    assert tm.Mapping([0, 1], gpu_of=[1, 0]).to_dict()["gpu_of"] == [1, 0]
 
 
 # ---------------------------------------------------------------- the GPU of each rank, for the launcher
