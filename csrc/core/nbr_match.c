@@ -30,8 +30,11 @@ static int prefers(const nbr_match_ctx *m, int32_t p, int32_t a, int32_t b)
     return a < b;
 }
 
+/* Candidate drops a rank serves by scanning before it sorts its candidates. */
+#define SCANS_BEFORE_SORT 8
+
 /* The preferred candidate of p still active before round k, dropping finished ones; -1 if
-   none.  A rank scans its candidates until its first drop (most pair at once), then sorts
+   none.  A rank scans its candidates for its first few drops (most pair at once), then sorts
    them by preference and walks a cursor, so later choices cost O(1) each. */
 static int32_t best_candidate(nbr_match_ctx *m, int32_t p, int32_t k)
 {
@@ -89,7 +92,8 @@ static void drop_candidate(nbr_match_ctx *m, int32_t p, int32_t q)
             list[m->ncand[p]] = q;
             break;
         }
-    sort_candidates(m, p);
+    /* unsorted: cursor = -1 - drops so far; a few drops are cheaper as scans than a sort */
+    if (--m->cursor[p] < -SCANS_BEFORE_SORT) sort_candidates(m, p);
 }
 
 /* Line 11: the preferred lower-ranked friend that chose p in the previous round. */

@@ -30,6 +30,9 @@
 #include "topomap/error.h"
 #include "topomap/neighborhood.h"
 
+/* Cost of one decrement of C at a random place against one popcounted word of a recount. */
+#define RANDOM_WRITE_COST 4.0
+
 typedef struct {
     int32_t n, W;
     uint64_t *out, *in; /* n x W bitsets: O_a, and I_a among ranks in the loop */
@@ -57,10 +60,20 @@ static int32_t members(const uint64_t *a, const uint64_t *b, int32_t W, int32_t 
     return k;
 }
 
+/* Bits set in x, without the libgcc call __builtin_popcountll becomes when the build does
+   not target a CPU with POPCNT (the portable default). */
+static inline int32_t popcount64(uint64_t x)
+{
+    x -= (x >> 1) & 0x5555555555555555u;
+    x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
+    return (int32_t)((x * 0x0101010101010101u) >> 56);
+}
+
 static int32_t common(const uint64_t *a, const uint64_t *b, int32_t W)
 {
     int32_t c = 0;
-    for (int32_t w = 0; w < W; w++) c += __builtin_popcountll(a[w] & b[w]);
+    for (int32_t w = 0; w < W; w++) c += popcount64(a[w] & b[w]);
     return c;
 }
 
@@ -274,7 +287,8 @@ static int combine_pairs(state *s, work *w, topomap_nbr_result *r, steps *st, in
         for (int32_t j = 0; j < k; j++) incremental += 2.0 * s->incount[s->list[j]] + s->W;
         (*npairs)++;
     }
-    *recomputed = incremental > (double)nchanged * nactive * s->W;
+    /* the updates write C at random (a cache miss each), the recount streams it */
+    *recomputed = RANDOM_WRITE_COST * incremental > (double)nchanged * nactive * s->W;
     for (int32_t i = 0; i < nactive; i++) {
         int32_t p = w->active[i], q = w->partner[p];
         if (q < 0 || p > q) continue;
