@@ -114,7 +114,7 @@ int topomap_coll_order(int32_t heuristic, int32_t p, int32_t *order, int32_t *re
     case TOPOMAP_COLL_BBMH: bbmh(p, order, ref); return 0;
     case TOPOMAP_COLL_BGMH: bgmh(p, order, ref); return 0;
     case TOPOMAP_COLL_RDMH: break;
-    default: return topomap_i_fail(TOPOMAP_EINVAL, "unknown reordering heuristic %d", (int)heuristic);
+    default: return topomap_coll_order_more(heuristic, p, order, ref);
     }
     int32_t q = floor_pof2(p), rem = p - q;
     int32_t *vo = malloc(2 * (size_t)q * sizeof *vo);

@@ -45,10 +45,11 @@ PyObject *pytopomap_coll_build(PyObject *self, PyObject *args)
 
 static int heuristic_of(const char *name)
 {
-    static const char *const names[] = {"rdmh", "rmh", "bbmh", "bgmh"};
-    for (int i = 0; i < 4; i++)
+    static const char *const names[] = {"rdmh", "rmh", "bbmh", "bgmh", "bkmh", "armh", "pwmh"};
+    for (int i = 0; i < 7; i++)
         if (!strcmp(name, names[i])) return i;
-    PyErr_Format(PyExc_ValueError, "unknown reordering heuristic '%s' (rdmh, rmh, bbmh or bgmh)", name);
+    PyErr_Format(PyExc_ValueError, "unknown reordering heuristic '%s' (rdmh, rmh, bbmh, bgmh, bkmh, armh or pwmh)",
+                 name);
     return -1;
 }
 

@@ -6,6 +6,10 @@ BBMH: binomial broadcast, BGMH: binomial gather).  The initial layout is the
 allocation's PE order (``layout="allocation"``) or one of the thesis's
 (:data:`topomap.collectives.reorder.LAYOUTS`); rank ``j`` of the result is
 the new rank ``j`` of :func:`topomap.collectives.reorder.reorder`.
+
+``collmh`` takes the collective as an option (``collective="alltoall/bruck"``)
+and runs its heuristic from :mod:`topomap.collectives.reorder_more`, our
+extension to Bruck, allreduce and alltoall.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..collectives.reorder import LAYOUTS, initial_layout, reorder
+from ..collectives.reorder_more import heuristic_for, reorder_collective
 from ..errors import Cancelled, MappingError
 from ..machine import Allocation
 from ..pattern import Pattern
@@ -30,20 +35,26 @@ _SUMMARY = {
 }
 
 
+def _mapper_run(name: str, pattern: Pattern, allocation: Allocation, seed: int, capacity: int, progress: Any,
+                layout: str, old_of_new) -> np.ndarray:
+    # milliseconds in C: the one progress report comes before the work, so the rule still holds
+    if progress is not None and progress(0.0):
+        raise Cancelled.by_progress(name, 0.0)
+    n = pattern.n
+    if capacity != 1:
+        raise MappingError(f"{name} places one rank per core; capacity = {capacity} is not supported")
+    if n > len(allocation.pes):
+        raise MappingError(f"{name}: {n} ranks do not fit the allocation's {len(allocation.pes)} PEs")
+    pes = (np.asarray(allocation.pes[:n], dtype=np.int64) if layout == "allocation"
+           else initial_layout(allocation, n, layout))
+    return pes[old_of_new(pes)].astype(np.int32)
+
+
 def _mapper(heuristic: str):
     def run(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int, progress: Any,
             layout: str = "allocation") -> np.ndarray:
-        # milliseconds in C: the one progress report comes before the work, so the rule still holds
-        if progress is not None and progress(0.0):
-            raise Cancelled.by_progress(heuristic, 0.0)
-        n = pattern.n
-        if capacity != 1:
-            raise MappingError(f"{heuristic} places one rank per core; capacity = {capacity} is not supported")
-        if n > len(allocation.pes):
-            raise MappingError(f"{heuristic}: {n} ranks do not fit the allocation's {len(allocation.pes)} PEs")
-        pes = (np.asarray(allocation.pes[:n], dtype=np.int64) if layout == "allocation"
-               else initial_layout(allocation, n, layout))
-        return pes[reorder(heuristic, allocation, pes, seed)].astype(np.int32)
+        return _mapper_run(heuristic, pattern, allocation, seed, capacity, progress, layout,
+                           lambda pes: reorder(heuristic, allocation, pes, seed))
 
     run.__name__ = heuristic
     return register(heuristic, _SUMMARY[heuristic], options=_OPTIONS, c_file="coll_order.c",
@@ -51,3 +62,15 @@ def _mapper(heuristic: str):
 
 
 rdmh, rmh, bbmh, bgmh = (_mapper(h) for h in ("rdmh", "rmh", "bbmh", "bgmh"))
+
+
+@register("collmh", "collective-aware reordering for the collective named by the option (RDMH ... PWMH)",
+          options={**_OPTIONS, "collective": (None, "'op/algorithm', a key of "
+                                              "topomap.collectives.reorder_more.COLLECTIVES (required)")},
+          c_file="coll_more_order.c", source="topomap's extension of Mirsadeghi 2017 §4 (notes 000 §3)")
+def collmh(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int, progress: Any,
+           layout: str = "allocation", collective: str | None = None) -> np.ndarray:
+    """Bruck, allreduce and alltoall too: :mod:`topomap.collectives.reorder_more`."""
+    heuristic_for(collective)       # names the choices before anything runs
+    return _mapper_run("collmh", pattern, allocation, seed, capacity, progress, layout,
+                       lambda pes: reorder_collective(collective, allocation, pes, seed))

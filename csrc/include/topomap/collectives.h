@@ -58,12 +58,16 @@ int topomap_coll_build(const topomap_coll_spec *spec, topomap_coll_schedule *out
 void topomap_coll_free(topomap_coll_schedule *s);
 
 /* ---- collective-aware rank reordering (notes 000 §3.2-3.6, Alg. 4.1) ---- */
-enum { TOPOMAP_COLL_RDMH, TOPOMAP_COLL_RMH, TOPOMAP_COLL_BBMH, TOPOMAP_COLL_BGMH };
+enum { TOPOMAP_COLL_RDMH, TOPOMAP_COLL_RMH, TOPOMAP_COLL_BBMH, TOPOMAP_COLL_BGMH,
+       /* topomap's extension (coll_more_order.c): Bruck allgather / alltoall, allreduce, pairwise alltoall */
+       TOPOMAP_COLL_BKMH, TOPOMAP_COLL_ARMH, TOPOMAP_COLL_PWMH };
 
 /* The order in which a heuristic places p ranks: order[0] = 0, and rank
    order[t] goes to the free core closest to the core of rank ref[t] (placed
    earlier); ref[0] = -1. */
 int topomap_coll_order(int32_t heuristic, int32_t p, int32_t *order, int32_t *ref);
+/* The same for the heuristics from TOPOMAP_COLL_BKMH on (topomap_coll_order hands them over). */
+int topomap_coll_order_more(int32_t heuristic, int32_t p, int32_t *order, int32_t *ref);
 
 /* Alg. 4.1 over the machine's PE distance: pes[i] is the core of old rank i
    (the initial layout, p distinct PEs).  old_of_new[j]: the old rank whose
