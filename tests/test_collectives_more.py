@@ -2,7 +2,7 @@
 BKMH (Bruck allgather and alltoall), ARMH (allreduce by recursive doubling
 and Rabenseifner), PWMH (pairwise alltoall): orders worked by hand, every
 placement next to a partner of the collective's pattern, the gains on cyclic
-layouts, determinism, the ``collmh`` mapper and bad input."""
+layouts, determinism, the ``reorder-collective`` mapper and bad input."""
 
 import numpy as np
 import pytest
@@ -100,7 +100,7 @@ def test_determinism_and_the_mapper():
         assert np.array_equal(a, reorder_collective(collective, ALLOC, pes, seed=7))
         assert a[0] == 0 and np.array_equal(np.sort(a), np.arange(300))
         op, alg = collective.split("/")
-        mp = tm.map(build(op, alg, 300).total, ALLOC, method="collmh", collective=collective,
+        mp = tm.map(build(op, alg, 300).total, ALLOC, method="reorder-collective", collective=collective,
                     layout="cyclic-scatter", seed=7)
         assert np.array_equal(mp.pe_of, pes[a])
     # the thesis's collectives go to the thesis's heuristics
@@ -121,7 +121,7 @@ def test_bad_input():
     with pytest.raises(MappingError, match="seed = 'x'"):
         reorder_collective("alltoall/bruck", ALLOC, [0, 1], seed="x")
     total = build("alltoall", "bruck", 16).total
-    with pytest.raises(MappingError, match="collective = None"):
-        tm.map(total, ALLOC, method="collmh")
+    with pytest.raises(MappingError, match="collective = 'alltoall' must be one of"):
+        tm.map(total, ALLOC, method="reorder-collective", collective="alltoall")
     with pytest.raises(MappingError, match="capacity = 2"):
-        tm.map(total, ALLOC, method="collmh", collective="alltoall/bruck", capacity=2)
+        tm.map(total, ALLOC, method="reorder-collective", collective="alltoall/bruck", capacity=2)

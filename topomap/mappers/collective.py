@@ -7,7 +7,7 @@ allocation's PE order (``layout="allocation"``) or one of the thesis's
 (:data:`topomap.collectives.reorder.LAYOUTS`); rank ``j`` of the result is
 the new rank ``j`` of :func:`topomap.collectives.reorder.reorder`.
 
-``collmh`` takes the collective as an option (``collective="alltoall/bruck"``)
+``reorder-collective`` takes the collective as an option (``collective="alltoall/bruck"``)
 and runs its heuristic from :mod:`topomap.collectives.reorder_more`, our
 extension to Bruck, allreduce and alltoall.
 """
@@ -64,13 +64,13 @@ def _mapper(heuristic: str):
 rdmh, rmh, bbmh, bgmh = (_mapper(h) for h in ("rdmh", "rmh", "bbmh", "bgmh"))
 
 
-@register("collmh", "collective-aware reordering for the collective named by the option (RDMH ... PWMH)",
-          options={**_OPTIONS, "collective": (None, "'op/algorithm', a key of "
-                                              "topomap.collectives.reorder_more.COLLECTIVES (required)")},
+@register("reorder-collective", "collective-aware reordering for the collective named by the option (RDMH ... PWMH)",
+          options={**_OPTIONS, "collective": ("allgather/recursive_doubling", "'op/algorithm', a key of "
+                                              "topomap.collectives.reorder_more.COLLECTIVES")},
           c_file="coll_more_order.c", source="topomap's extension of Mirsadeghi 2017 §4 (notes 000 §3)")
-def collmh(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int, progress: Any,
-           layout: str = "allocation", collective: str | None = None) -> np.ndarray:
+def reorder_collective_mapper(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int, progress: Any,
+           layout: str = "allocation", collective: str = "allgather/recursive_doubling") -> np.ndarray:
     """Bruck, allreduce and alltoall too: :mod:`topomap.collectives.reorder_more`."""
     heuristic_for(collective)       # names the choices before anything runs
-    return _mapper_run("collmh", pattern, allocation, seed, capacity, progress, layout,
+    return _mapper_run("reorder-collective", pattern, allocation, seed, capacity, progress, layout,
                        lambda pes: reorder_collective(collective, allocation, pes, seed))
