@@ -10,11 +10,13 @@ timed at 3,000 ranks): the C core alone (``topomap._core.coll_build``) and
 sockets x 4 cores, 512 nodes of a 3-level fat tree of 16-port switches),
 from the block-bunch and cyclic-bunch layouts (thesis: ~25 ms each, goal
 <= 5 ms), best of ``--repeat`` calls of
-:func:`topomap.collectives.reorder.reorder`; beside them, in the same run,
-the ``scotch`` mapper on the same collective's pattern (the schedule's
-total: recursive doubling, ring, binomial broadcast and gather of 1 KB
-blocks), once, with the hop-bytes each placement gives.  Without Scotch its
-rows say so.
+:func:`topomap.collectives.reorder_more.reorder_collective`, and our
+extension's BKMH (Bruck allgather and alltoall), ARMH (allreduce by
+recursive doubling and Rabenseifner) and PWMH (pairwise alltoall, at 1,024
+ranks at most: its pattern is complete); beside them, in the same run, the
+``scotch`` mapper on the same collective's pattern (the schedule's total,
+1 KB blocks), once, with the hop-bytes of the layout itself (the identity),
+of the heuristic and of Scotch.  Without Scotch its rows say so.
 
     python benchmarks/bench_collectives.py            # writes results/collectives.json
     python benchmarks/bench_collectives.py --quick    # 10^4 ranks, reordering at 1,024
@@ -32,7 +34,8 @@ import topomap as tm
 from topomap import _core
 from topomap.collectives import ALGORITHMS, build
 from topomap.collectives.build import _ALGS, _OPS
-from topomap.collectives.reorder import initial_layout, reorder
+from topomap.collectives.reorder import initial_layout
+from topomap.collectives.reorder_more import COLLECTIVES, reorder_collective
 from topomap.errors import NotApplicable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -66,20 +69,20 @@ def bench_build(n: int, repeat: int) -> list[dict]:
 
 
 GPC = "fattree:k=16,levels=3/package:2 core:4"
-PATTERNS = {"rdmh": ("allgather", "recursive_doubling"), "rmh": ("allgather", "ring"),
-            "bbmh": ("bcast", "binomial"), "bgmh": ("gather", "binomial")}
+PAIRWISE_MAX = 1024
 
 
-def bench_reorder(p: int, repeat: int) -> list[dict]:
-    alloc = tm.machine(GPC).allocate(p)
+def bench_reorder(p_all: int, repeat: int) -> list[dict]:
     rows = []
-    for layout in ("block-bunch", "cyclic-bunch"):
-        pes = initial_layout(alloc, layout=layout)
-        for h, (op, alg) in PATTERNS.items():
-            total = build(op, alg, p, 1024).total
-            new = reorder(h, alloc, pes, seed=0)
-            row = {"heuristic": h, "layout": layout, "p": p,
-                   "seconds": best(lambda: reorder(h, alloc, pes, seed=0), repeat),
+    for (op, alg), h in COLLECTIVES.items():
+        coll, p = f"{op}/{alg}", min(p_all, PAIRWISE_MAX) if alg == "pairwise" else p_all
+        alloc = tm.machine(GPC).allocate(p)
+        total = build(op, alg, p, 1024).total
+        for layout in ("block-bunch", "cyclic-bunch"):
+            pes = initial_layout(alloc, layout=layout)
+            new = reorder_collective(coll, alloc, pes, seed=0)
+            row = {"collective": coll, "heuristic": h, "layout": layout, "p": p,
+                   "seconds": best(lambda: reorder_collective(coll, alloc, pes, seed=0), repeat),
                    "hop_bytes_before": tm.evaluate(total, alloc, pes).hop_bytes,
                    "hop_bytes_after": tm.evaluate(total, alloc, pes[new]).hop_bytes}
             try:
@@ -92,7 +95,7 @@ def bench_reorder(p: int, repeat: int) -> list[dict]:
             rows.append(row)
             sc = (f"scotch {row['scotch_seconds'] * 1e3:8.1f} ms, hop-bytes {row['scotch_hop_bytes']:.3g}"
                   if "scotch_seconds" in row else row["scotch"])
-            print(f"{h:4s} {layout:12s} p={p}: {row['seconds'] * 1e3:6.2f} ms, hop-bytes "
+            print(f"{coll:29s} {h:5s} {layout:12s} p={p}: {row['seconds'] * 1e3:6.2f} ms, hop-bytes "
                   f"{row['hop_bytes_before']:.3g} -> {row['hop_bytes_after']:.3g} | {sc}", flush=True)
     return rows
 

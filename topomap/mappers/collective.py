@@ -69,7 +69,8 @@ rdmh, rmh, bbmh, bgmh = (_mapper(h) for h in ("rdmh", "rmh", "bbmh", "bgmh"))
                                               "topomap.collectives.reorder_more.COLLECTIVES")},
           c_file="coll_more_order.c", source="topomap's extension of Mirsadeghi 2017 §4 (notes 000 §3)")
 def reorder_collective_mapper(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int, progress: Any,
-           layout: str = "allocation", collective: str = "allgather/recursive_doubling") -> np.ndarray:
+                              layout: str = "allocation",
+                              collective: str = "allgather/recursive_doubling") -> np.ndarray:
     """Bruck, allreduce and alltoall too: :mod:`topomap.collectives.reorder_more`."""
     heuristic_for(collective)       # names the choices before anything runs
     return _mapper_run("reorder-collective", pattern, allocation, seed, capacity, progress, layout,
