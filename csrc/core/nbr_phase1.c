@@ -30,7 +30,7 @@
 #include "topomap/error.h"
 #include "topomap/neighborhood.h"
 
-/* Cost of one decrement of C at a random place against one popcounted word of a recount. */
+/* Cost of one write of C at a random place against one popcounted word of a recount. */
 #define RANDOM_WRITE_COST 4.0
 
 typedef struct {
@@ -105,18 +105,26 @@ static void count_all(state *s)
     }
 }
 
-/* Remove the active edge a -> q: C loses the pairs (a, b) over b in I_a(q). */
-static void remove_edge_counted(state *s, int32_t a, int32_t q)
+/* Remove the active edges a -> c for the k ranks c of cn: C[a][b] and C[b][a] lose one for
+   each c that b still sends to.  The losses are summed per b first (acc, zero on entry and
+   exit; touched: n scratch), so column a of C is written once per b, not once per edge. */
+static void remove_edges_counted(state *s, int32_t a, const int32_t *cn, int32_t k, int32_t *acc, int32_t *touched)
 {
-    int32_t n = s->n;
-    clear_bit(row_bits(s, s->in, q), a);
-    s->incount[q]--;
-    clear_bit(row_bits(s, s->out, a), q);
-    int32_t k = members(row_bits(s, s->in, q), NULL, s->W, s->list);
-    for (int32_t i = 0; i < k; i++) {
-        int32_t b = s->list[i];
-        s->C[(int64_t)a * n + b]--;
-        s->C[(int64_t)b * n + a]--;
+    int32_t n = s->n, nt = 0;
+    for (int32_t j = 0; j < k; j++) {
+        int32_t c = cn[j];
+        clear_bit(row_bits(s, s->in, c), a);
+        s->incount[c]--;
+        clear_bit(row_bits(s, s->out, a), c);
+        int32_t m = members(row_bits(s, s->in, c), NULL, s->W, s->list);
+        for (int32_t i = 0; i < m; i++)
+            if (acc[s->list[i]]++ == 0) touched[nt++] = s->list[i];
+    }
+    for (int32_t i = 0; i < nt; i++) {
+        int32_t b = touched[i];
+        s->C[(int64_t)a * n + b] -= acc[b];
+        s->C[(int64_t)b * n + a] -= acc[b];
+        acc[b] = 0;
     }
 }
 
@@ -212,7 +220,7 @@ static int grow_iterations(topomap_nbr_result *r, int32_t need, int32_t *cap)
 /* Everything the loop needs besides the state. */
 typedef struct {
     int64_t *fptr;
-    int32_t *flist, *flen, *active, *changed, *partner, *fin, *ncand, *choice, *old, *cptr, *chooser, *cursor;
+    int32_t *flist, *flen, *active, *changed, *partner, *fin, *ncand, *choice, *old, *cptr, *chooser, *cursor, *acc;
     int64_t *keys;
     uint8_t *is_changed;
 } work;
@@ -220,7 +228,7 @@ typedef struct {
 static void free_work(work *w)
 {
     void *arrays[] = {w->fptr, w->flist, w->flen, w->active, w->changed, w->partner, w->fin,
-                      w->ncand, w->choice, w->old, w->cptr, w->chooser, w->cursor, w->keys, w->is_changed};
+                      w->ncand, w->choice, w->old, w->cptr, w->chooser, w->cursor, w->acc, w->keys, w->is_changed};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
 }
 
@@ -284,29 +292,30 @@ static int combine_pairs(state *s, work *w, topomap_nbr_result *r, steps *st, in
         if ((rc = push_step(st, q, t, p, *on_len))) return rc;
         memcpy(r->on_idx + *on_len, s->list + first, sizeof *s->list * (size_t)(k - first));
         *on_len += k - first;
-        for (int32_t j = 0; j < k; j++) incremental += 2.0 * s->incount[s->list[j]] + s->W;
+        for (int32_t j = 0; j < k; j++) incremental += 2.0 * (s->incount[s->list[j]] + s->W);
+        /* each rank of the pair then writes up to nactive entries of C's columns at random */
+        incremental += 2.0 * RANDOM_WRITE_COST * nactive;
         (*npairs)++;
     }
-    /* the updates write C at random (a cache miss each), the recount streams it */
-    *recomputed = RANDOM_WRITE_COST * incremental > (double)nchanged * nactive * s->W;
+    *recomputed = incremental > (double)nchanged * nactive * s->W;
     for (int32_t i = 0; i < nactive; i++) {
         int32_t p = w->active[i], q = w->partner[p];
         if (q < 0 || p > q) continue;
-        /* remove_edge_counted reuses s->list; Alg. 2's chooser array is free scratch now */
+        /* remove_edges_counted reuses s->list; Alg. 2's chooser and ncand arrays are free now */
         int32_t *cn = w->chooser;
         int32_t k = members(row_bits(s, s->out, p), row_bits(s, s->out, q), s->W, cn);
+        if (!*recomputed) {
+            remove_edges_counted(s, p, cn, k, w->acc, w->ncand);
+            remove_edges_counted(s, q, cn, k, w->acc, w->ncand);
+            continue;
+        }
         for (int32_t j = 0; j < k; j++) {
             int32_t c = cn[j];
-            if (*recomputed) {
-                clear_bit(row_bits(s, s->out, p), c);
-                clear_bit(row_bits(s, s->out, q), c);
-                clear_bit(row_bits(s, s->in, c), p);
-                clear_bit(row_bits(s, s->in, c), q);
-                s->incount[c] -= 2;
-            } else {
-                remove_edge_counted(s, p, c);
-                remove_edge_counted(s, q, c);
-            }
+            clear_bit(row_bits(s, s->out, p), c);
+            clear_bit(row_bits(s, s->out, q), c);
+            clear_bit(row_bits(s, s->in, c), p);
+            clear_bit(row_bits(s, s->in, c), q);
+            s->incount[c] -= 2;
         }
     }
     if (*recomputed) recount(s, w->changed, nchanged, w->is_changed, w->active, nactive);
@@ -439,7 +448,7 @@ int topomap_nbr_phase1(const topomap_nbr_input *in, topomap_nbr_result *r)
     s.list = malloc(sizeof *s.list * N);
     w.fptr = malloc(sizeof *w.fptr * (N + 1));
     w.is_changed = calloc(N, 1);
-    int32_t **ints[] = {&w.flen, &w.active, &w.changed, &w.partner, &w.fin, &w.ncand, &w.choice, &w.old, &w.chooser, &w.cursor};
+    int32_t **ints[] = {&w.flen, &w.active, &w.changed, &w.partner, &w.fin, &w.ncand, &w.choice, &w.old, &w.chooser, &w.cursor, &w.acc};
     int ok = s.out && s.in && s.incount && s.C && s.inloop && s.list && w.fptr && w.is_changed;
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) ok &= (*ints[i] = calloc(N, sizeof(int32_t))) != NULL;
     ok &= (w.cptr = calloc(N + 1, sizeof *w.cptr)) != NULL;
