@@ -30,8 +30,10 @@
 #include "topomap/error.h"
 #include "topomap/neighborhood.h"
 
-/* Cost of one write of C at a random place against one popcounted word of a recount. */
+/* Costs against one popcounted word of a recount: one write of C at a random place, one
+   member of an in-set listed and counted (measured at 4K ranks, delta = 0.2). */
 #define RANDOM_WRITE_COST 4.0
+#define MEMBER_COST 3.0
 
 typedef struct {
     int32_t n, W;
@@ -292,7 +294,7 @@ static int combine_pairs(state *s, work *w, topomap_nbr_result *r, steps *st, in
         if ((rc = push_step(st, q, t, p, *on_len))) return rc;
         memcpy(r->on_idx + *on_len, s->list + first, sizeof *s->list * (size_t)(k - first));
         *on_len += k - first;
-        for (int32_t j = 0; j < k; j++) incremental += 2.0 * (s->incount[s->list[j]] + s->W);
+        for (int32_t j = 0; j < k; j++) incremental += 2.0 * (MEMBER_COST * s->incount[s->list[j]] + s->W);
         /* each rank of the pair then writes up to nactive entries of C's columns at random */
         incremental += 2.0 * RANDOM_WRITE_COST * nactive;
         (*npairs)++;
