@@ -184,7 +184,8 @@ static int push_step(steps *st, int32_t rank, int32_t iter, int32_t fr, int64_t 
 {
     if (st->len == st->cap) {
         int64_t cap = st->cap ? 2 * st->cap : 64;
-        int32_t *a = realloc(st->rank, sizeof *a * (size_t)cap), *b = a ? realloc(st->iter, sizeof *b * (size_t)cap) : NULL;
+        int32_t *a = realloc(st->rank, sizeof *a * (size_t)cap);
+        int32_t *b = a ? realloc(st->iter, sizeof *b * (size_t)cap) : NULL;
         if (a) st->rank = a;
         if (b) st->iter = b;
         int32_t *c = b ? realloc(st->friend_, sizeof *c * (size_t)cap) : NULL;
@@ -450,7 +451,8 @@ int topomap_nbr_phase1(const topomap_nbr_input *in, topomap_nbr_result *r)
     s.list = malloc(sizeof *s.list * N);
     w.fptr = malloc(sizeof *w.fptr * (N + 1));
     w.is_changed = calloc(N, 1);
-    int32_t **ints[] = {&w.flen, &w.active, &w.changed, &w.partner, &w.fin, &w.ncand, &w.choice, &w.old, &w.chooser, &w.cursor, &w.acc};
+    int32_t **ints[] = {&w.flen,  &w.active, &w.changed, &w.partner, &w.fin, &w.ncand,
+                        &w.choice, &w.old,    &w.chooser, &w.cursor,  &w.acc};
     int ok = s.out && s.in && s.incount && s.C && s.inloop && s.list && w.fptr && w.is_changed;
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) ok &= (*ints[i] = calloc(N, sizeof(int32_t))) != NULL;
     ok &= (w.cptr = calloc(N + 1, sizeof *w.cptr)) != NULL;

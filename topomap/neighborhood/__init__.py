@@ -29,6 +29,7 @@ from .pattern import FINAL, CombiningPattern, RankPattern
 from .replay import expected_recv, random_sendbufs, replay
 from .schedule import Layout, Schedule, build_all, build_schedule, layouts, naive_schedule
 
-__all__ = ["NeighborGraph", "NeighborhoodError", "random_graph", "moore_graph", "combine", "CombiningPattern", "RankPattern",
+__all__ = ["NeighborGraph", "NeighborhoodError", "random_graph", "moore_graph", "combine", "CombiningPattern",
+           "RankPattern",
            "FINAL", "Layout", "Schedule", "layouts", "build_all", "build_schedule", "naive_schedule", "replay",
            "expected_recv", "random_sendbufs"]

@@ -160,7 +160,8 @@ def moore_graph(dims: Sequence[int], radius: int) -> NeighborGraph:
                                 f"{2 * radius + 1}, got dims={dims}, radius={radius}")
     n = int(np.prod(dims))
     coords = np.array(np.unravel_index(np.arange(n), dims)).T
-    offsets = np.array(np.meshgrid(*[np.arange(-radius, radius + 1)] * len(dims), indexing="ij")).reshape(len(dims), -1).T
+    axes = np.meshgrid(*[np.arange(-radius, radius + 1)] * len(dims), indexing="ij")
+    offsets = np.array(axes).reshape(len(dims), -1).T
     offsets = offsets[np.any(offsets != 0, axis=1)]
     lists = []
     for p in range(n):
