@@ -15,7 +15,11 @@ heavy, else early, stages first:
 whose pattern does not depend on a node size, the thesis's four included.
 Pairwise alltoall sends one block between every two ranks, so its hop-bytes
 are the same under every placement; ``pwmh`` only keeps each round's
-partners together (less congestion per round than a scattered layout).
+partners together: for a power of two, 26 % less summed per-round
+congestion than a random layout on a 2-level fat tree.  For other sizes it
+raised that sum by 10-22 % in the same test (Alg. 4.1 picks among equally
+close nodes at random, which scrambles the node order that the shift rounds
+``r -> r + i`` depend on), so compare before using it there.
 """
 
 from __future__ import annotations
