@@ -2,10 +2,13 @@
 BKMH (Bruck allgather and alltoall), ARMH (allreduce by recursive doubling
 and Rabenseifner), PWMH (pairwise alltoall): orders worked by hand, every
 placement next to a partner of the collective's pattern, the gains on cyclic
-layouts, determinism, the ``reorder-collective`` mapper and bad input."""
+layouts, Alg. 4.1's closest free core replayed on hypothesis-drawn layouts,
+determinism, the ``reorder-collective`` mapper and bad input."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import topomap as tm
 from topomap.collectives import build, stage_costs
@@ -91,6 +94,26 @@ def test_pairwise_alltoall_hop_bytes_are_the_same_everywhere_and_rounds_congest_
     # each round a permutation: from a random layout back to one contention-free like the block layout's
     block = stage_costs(s, alloc, initial_layout(alloc, layout="block-bunch"), time=False)
     assert after.max_congestion.sum() <= block.max_congestion.sum() < 0.75 * before.max_congestion.sum()
+
+
+MACHINES = {spec: tm.machine(spec) for spec in ("torus:3x4/package:2 core:2", "fattree:k=4,levels=2/3")}
+
+
+@settings(max_examples=40, deadline=None)
+@given(spec=st.sampled_from(sorted(MACHINES)), collective=st.sampled_from(MORE), data=st.data())
+def test_each_rank_takes_a_closest_free_core(spec, collective, data):
+    m = MACHINES[spec]
+    p = data.draw(st.integers(1, m.npes), label="p")
+    pes = np.asarray(data.draw(st.permutations(range(m.npes)), label="cores"))[:p]
+    new = reorder_collective(collective, m, pes, seed=data.draw(st.integers(0, 2**63), label="seed"))
+    assert new[0] == 0 and np.array_equal(np.sort(new), np.arange(p))
+    order, ref = order_for(collective, p)
+    used = np.zeros(p, dtype=bool)
+    used[new[0]] = True
+    for t in range(1, p):
+        at, free = pes[new[ref[t]]], np.flatnonzero(~used)
+        assert m.distance([at], [pes[new[order[t]]]])[0] == m.distance(np.full(free.size, at), pes[free]).min(), t
+        used[new[order[t]]] = True
 
 
 def test_determinism_and_the_mapper():
