@@ -60,20 +60,18 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
 from . import simgrid_replay
+from ..collectives.schedules import Schedule
 from ..errors import (MachineError, MappingError, MissingDependencyError, PatternError, TimeModelError,
                       TopomapError)
 from ..machine import Allocation, Machine
 from ..mapping import Mapping
 from ..pattern import Pattern
-
-if TYPE_CHECKING:
-    from ..collectives.schedules import Schedule
 
 __all__ = ["platform", "hostfile", "host_name", "link_name", "flows", "deployment", "write_case", "replay", "Replay"]
 
