@@ -17,8 +17,8 @@
      r + 2^k and r - 2^k for k from the last stage down.  For alltoall,
      whose stages weigh about the same, the last stages come first too: for
      a power of two their partners r + j p / 2^m form cosets, so a node of
-     2^m ranks holds m stages whole (consecutive ranks would hold parts of
-     more stages, fewer bytes in all).
+     2^m ranks holds m stages whole (a node of consecutive ranks keeps
+     only parts of the first m stages inside, fewer bytes in all).
    - ARMH, allreduce by recursive doubling (every stage carries the whole
      vector) and Rabenseifner (stage k of the halving and the matching
      doubling stage carry p / 2^(k+1) chunks): XOR partners v ^ 2^k from
@@ -29,8 +29,9 @@
      else with r + i and r - i; every round carries one block, so i from 1 up.
 
    Cost: O(p log p) but for PWMH, whose p - 1 partners per rank make it
-   O(p^2) (a partner once placed is never looked at again from the same
-   reference, thanks to a per-rank cursor). */
+   O(p^2) (a per-rank cursor never looks at a placed partner twice), plus
+   the hand-overs' scans back through the order (at most 0.1 ms for any of
+   them at 4,000 and 4,096 ranks). */
 #include <stdlib.h>
 #include "topomap/collectives.h"
 #include "topomap/error.h"
