@@ -67,6 +67,8 @@ typedef struct {
     int64_t *fhead;          /* per flow: its first slot, -1 if none */
     topomap_i_iheap tq;      /* slots by tfin, soonest first */
     topomap_i_iheap fq;      /* transferring flows by rate, fastest first */
+    double *fq_key;          /* per flow: the rate fq orders it by; a fill changes many rates at once,
+                                so the heap keeps its own copy and takes the new ones one by one */
     double *old_rate;        /* per flow: its rate before a re-share */
     int64_t *fin_inst;       /* scratch of one event: the instances that finish */
     int64_t *dfs;            /* scratch: heap positions still to visit */
@@ -365,7 +367,8 @@ static int add_transfer(sim *s, int64_t inst, int32_t f, double now)
     topomap_i_iheap_push(&s->tq, s->tfin, k);
     if (sh->mult[f]++ == 0) {
         if (s->opt->share) sh->rate[f] = 0;
-        topomap_i_iheap_push(&s->fq, sh->rate, f);
+        s->fq_key[f] = sh->rate[f];
+        topomap_i_iheap_push(&s->fq, s->fq_key, f);
     }
     s->arr_f[s->narr++] = f;
     if (!s->opt->share) return TOPOMAP_OK;
@@ -392,7 +395,7 @@ static int64_t pop_transfer(sim *s)
 static void depart(sim *s, int32_t f)
 {
     topomap_i_share *sh = &s->sh;
-    if (--sh->mult[f] == 0) topomap_i_iheap_remove(&s->fq, sh->rate, f);
+    if (--sh->mult[f] == 0) topomap_i_iheap_remove(&s->fq, s->fq_key, f);
     if (!s->opt->share) return;
     for (int64_t k = s->rptr[f]; k < s->rptr[f + 1]; k++) sh->load[s->rlinks[k]] -= sh->rate[f];
 }
@@ -423,7 +426,7 @@ static int take_faster(sim *s, double thr, int64_t limit, int32_t *nu)
     while (top) {
         int64_t i = s->dfs[--top];
         int32_t f = (int32_t)q->ids[i];
-        if (s->sh.rate[f] < thr) continue;
+        if (s->fq_key[f] < thr) continue;
         take(s, f, nu);
         if (*nu > limit) return 0;
         if (2 * i + 1 < q->n) s->dfs[top++] = 2 * i + 1;
@@ -491,21 +494,22 @@ static void reshare(sim *s, double slowest, int64_t nfin, double now)
     for (int32_t i = 0; i < nu; i++) {
         int32_t f = s->ubuf[i];
         double r0 = s->old_rate[f], r = sh->rate[f];
-        int changed = 0;
         for (int64_t k = s->fhead[f]; k >= 0; k = s->snext[k]) {
             transfer *t = &s->act[k];
             if (t->t0 < now && r0 == r) continue;
             t->rem = fmax(t->rem - r0 * (now - t->t0), 0);
             t->t0 = now;
             s->tfin[k] = now + t->rem / r;
-            changed = 1;
             if (!full) topomap_i_iheap_update(&s->tq, s->tfin, k);
         }
-        if (changed && !full) topomap_i_iheap_update(&s->fq, sh->rate, f);
+        if (s->fq.pos[f] >= 0 && s->fq_key[f] != r) {
+            s->fq_key[f] = r;
+            if (!full) topomap_i_iheap_update(&s->fq, s->fq_key, f);
+        }
     }
     if (full) {
         topomap_i_iheap_heapify(&s->tq, s->tfin);
-        topomap_i_iheap_heapify(&s->fq, sh->rate);
+        topomap_i_iheap_heapify(&s->fq, s->fq_key);
     }
 }
 
@@ -568,6 +572,7 @@ static void sim_free(sim *s)
     topomap_i_iheap_free(&s->tq);
     topomap_i_iheap_free(&s->fq);
     free(s->old_rate);
+    free(s->fq_key);
     free(s->fin_inst);
     free(s->starts);
     free(s->gptr);
@@ -614,12 +619,13 @@ int topomap_flowsim(const topomap_machine *m, const topomap_flows *flows, const 
     if (!rc) {
         s.ubuf = malloc(((size_t)s.F + 1) * sizeof *s.ubuf);
         s.old_rate = malloc(((size_t)s.F + 1) * sizeof *s.old_rate);
+        s.fq_key = malloc(((size_t)s.F + 1) * sizeof *s.fq_key);
         s.dfs = malloc(((size_t)s.F + 1) * sizeof *s.dfs);
         s.fhead = malloc(((size_t)s.F + 1) * sizeof *s.fhead);
         s.umark = calloc((size_t)s.F + 1, sizeof *s.umark);
         s.fq.max = 1;
         s.free_slot = -1;
-        if (!s.ubuf || !s.old_rate || !s.dfs || !s.fhead || !s.umark || topomap_i_iheap_reserve(&s.fq, (int64_t)s.F + 1))
+        if (!s.ubuf || !s.old_rate || !s.fq_key || !s.dfs || !s.fhead || !s.umark || topomap_i_iheap_reserve(&s.fq, (int64_t)s.F + 1))
             rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the flow simulator");
         else
             for (int32_t f = 0; f < s.F; f++) s.fhead[f] = -1;
