@@ -25,7 +25,8 @@ import numpy as np
 from ..neighborhood import NeighborGraph, combine
 from ..neighborhood.distributed import phase1_rank
 from ..neighborhood.pattern import RankPattern
-from ..neighborhood.schedule import COPY, RECV, SEND, WAIT, Layout, Schedule, build_schedule, naive_schedule
+from ..neighborhood.schedule import Schedule as NeighborSchedule
+from ..neighborhood.schedule import COPY, RECV, SEND, WAIT, Layout, build_schedule, naive_schedule
 from ._collective import agree, from_root, mpi
 
 __all__ = ["NeighborCombiner", "PersistentNeighbor", "distributed_phase1"]
@@ -135,7 +136,7 @@ class NeighborCombiner:
             empty = np.zeros(0, np.int64)
             return np.zeros(0, np.uint8), np.zeros(0, np.uint8), Layout(empty, empty, empty, empty), str(exc)
 
-    def _prepare(self, kind: str, send: Any, recv: Any) -> tuple[np.ndarray, np.ndarray, Schedule]:
+    def _prepare(self, kind: str, send: Any, recv: Any) -> tuple[np.ndarray, np.ndarray, NeighborSchedule]:
         sb, rb, lay, error = self._layout(kind, send, recv)
         agree(self.comm, error, f"neighbour {kind}")
         # every sender's block size must be what its receiver expects (MPI would truncate)
@@ -173,7 +174,7 @@ class NeighborCombiner:
             sched = self._schedule_unchecked(kind, lay)
         _execute(self.comm, self._MPI, sched, sb, rb)
 
-    def _schedule_unchecked(self, kind: str, lay: Layout) -> Schedule:
+    def _schedule_unchecked(self, kind: str, lay: Layout) -> NeighborSchedule:
         if not self.combined:
             return naive_schedule(self.graph, self.rank, lay)
         if kind == "alltoallv":
@@ -279,7 +280,7 @@ def _vspec(spec: Any, k: int, what: str) -> tuple[np.ndarray, np.ndarray, np.nda
     return np.asarray(arr), counts, displs
 
 
-def _execute(comm: Any, MPI: Any, sched: Schedule, sb: np.ndarray, rb: np.ndarray) -> None:
+def _execute(comm: Any, MPI: Any, sched: NeighborSchedule, sb: np.ndarray, rb: np.ndarray) -> None:
     """One run of a schedule with Isend/Irecv/Waitall."""
     bufs = (sb, rb, np.empty(sched.tmp_bytes, np.uint8))
     reqs = []
@@ -305,7 +306,7 @@ class PersistentNeighbor:
     (its segments between WAITs are started and completed in order), ``Wait()`` returns at once
     afterwards (MPI-4 call shape); ``Free()`` releases the requests."""
 
-    def __init__(self, owner: NeighborCombiner, sb: np.ndarray, rb: np.ndarray, sched: Schedule) -> None:
+    def __init__(self, owner: NeighborCombiner, sb: np.ndarray, rb: np.ndarray, sched: NeighborSchedule) -> None:
         MPI = owner._MPI
         self.schedule = sched
         self._MPI = MPI

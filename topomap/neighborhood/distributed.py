@@ -3,15 +3,17 @@ neighbourhood, over point-to-point messages of any object with mpi4py's lowercas
 ``isend(obj, dest, tag)`` / ``recv(source, tag)``.
 
 Per Alg. 1 iteration t every rank still involved (in the loop, or with active in-neighbours):
-  1. in the loop: friends = ranks sharing >= theta rows of M (row n = I_a(n), as received);
-     none (or the cap reached): leave the loop, send DONE to all of O_a;
-  2. in the loop: Alg. 2 rounds with the friends (choice, then status, to every friend that
-     is neither paired nor terminal);
-  3. paired: CN = the rows of M that hold the partner, split as in nbr_phase1.c;
-  4. in the loop: one notification per active destination (ON(f) / OFF / NONE); every rank
-     receives one from each active source and updates I_a and its receives;
-  5. every rank sends I_a to its active sources; ranks in the loop replace their rows by the
-     lists of their active destinations (the M update of s2.3).
+
+1. in the loop: friends = ranks sharing >= theta rows of M (row n = I_a(n), as received);
+   none (or the cap reached): leave the loop, send DONE to all of O_a;
+2. in the loop: Alg. 2 rounds with the friends (choice, then status, to every friend that
+   is neither paired nor terminal);
+3. paired: CN = the rows of M that hold the partner, split as in nbr_phase1.c;
+4. in the loop: one notification per active destination (ON(f) / OFF / NONE); every rank
+   receives one from each active source and updates I_a and its receives;
+5. every rank sends I_a to its active sources; ranks in the loop replace their rows by the
+   lists of their active destinations (the M update of s2.3).
+
 FIFO order per (source, tag) keeps the iterations aligned, so the result is the synchronous
 simulator's (csrc/core/nbr_phase1.c): same preferences, splits and iteration cap.
 """

@@ -124,7 +124,7 @@ class CombiningPattern:
         Checked: every edge origin -> destination is delivered exactly once; friends' steps
         match (same iteration, each other as friend); the split of 000 s5.2 holds (CN_on and
         CN_off disjoint, CN_on(p) = CN_off(f), both inside O(p) & O(f), at least theta in all,
-        the lower rank holding the ascending first ceil(|CN|/2)).
+        the lower rank holding the ascending first ceil(``|CN|``/2)).
         """
         if graph.n != self.n:
             raise NeighborhoodError(f"the pattern has {self.n} ranks, the graph {graph.n}")
