@@ -148,6 +148,12 @@ def reorder(heuristic: str, where: "Allocation | Machine | str", pes: Any, seed:
     [0, 0, 0, 0, 1, 1, 1, 1]
     """
     _check_heuristic(heuristic)
+    return run_heuristic(heuristic, where, pes, seed)
+
+
+def run_heuristic(heuristic: str, where: "Allocation | Machine | str", pes: Any, seed: int) -> np.ndarray:
+    """The C core's placement order for any heuristic name it knows (the
+    thesis's and :mod:`~topomap.collectives.reorder_more`'s), inputs checked."""
     machine = where.machine if isinstance(where, Allocation) else where
     if not isinstance(machine, Machine):
         from ..networks.spec import machine as build_machine

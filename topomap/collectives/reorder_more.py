@@ -31,7 +31,7 @@ import numpy as np
 from .. import _core
 from ..errors import MappingError
 from ..machine import Allocation, Machine
-from .reorder import HEURISTICS, _check_p, reorder
+from .reorder import _check_p, run_heuristic
 
 __all__ = ["COLLECTIVES", "heuristic_for", "order_for", "reorder_collective"]
 
@@ -107,15 +107,4 @@ def reorder_collective(collective: str, where: "Allocation | Machine | str", pes
     [0, 0, 0, 0, 1, 1, 1, 1]
     """
     heuristic = heuristic_for(collective)
-    if heuristic in HEURISTICS:
-        return reorder(heuristic, where, pes, seed)
-    machine = where.machine if isinstance(where, Allocation) else where
-    if not isinstance(machine, Machine):
-        from ..networks.spec import machine as build_machine
-        machine = build_machine(machine)
-    arr = np.asarray(pes)
-    if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
-        raise MappingError("pes must be a non-empty 1-D array of PE ids")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise MappingError(f"seed = {seed!r} must be an integer")
-    return _core.coll_reorder(machine._core, arr.astype(np.int32), heuristic, int(seed) % 2**64)
+    return run_heuristic(heuristic, where, pes, seed)
