@@ -26,13 +26,12 @@ times, recomputes the max-min allocations it ran.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import time
 
 import numpy as np
 
+import _results  # benchmarks/_results.py, beside this script
 import topomap as tm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -86,12 +85,7 @@ def main() -> None:
                 rows.append(r)
                 print(f"{r['machine']:28s} {r['mapping']:7s} {r['flows']:7d} {r['mean_hops']:5.2f} "
                       f"{r['seconds']:9.4f} {r['events']:7d} {r['recomputes']:6d} {r['makespan']:11.4g}", flush=True)
-    info = {"benchmark": "flowsim", "machine": platform.machine(), "cpus": os.cpu_count(),
-            "topomap": tm.__version__, "numpy": np.__version__, "quick": args.quick, "rows": rows}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as fh:
-        json.dump(info, fh, indent=2)
-    print(f"wrote {args.out}")
+    _results.write(args.out, "flowsim", rows, quick=args.quick)
 
 
 if __name__ == "__main__":

@@ -23,13 +23,12 @@ the baseline.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import time
 
 import numpy as np
 
+import _results  # benchmarks/_results.py, beside this script
 import topomap as tm
 from topomap import _core
 from topomap.loadbalance import alias_flow, sfc_flow, unit_flow
@@ -98,13 +97,7 @@ def main() -> None:
         moves.append(r)
         cells = [f"{r[m]['makespan'] * 1e6:17.1f} {r[m]['mean_hops']:5.2f}" for m in methods]
         print(f"{spec:18s} {r['processes']:6d} | " + " | ".join(cells), flush=True)
-    info = {"benchmark": "loadbalance", "machine": platform.machine(), "cpus": os.cpu_count(),
-            "topomap": tm.__version__, "numpy": np.__version__, "quick": args.quick, "rows": rows,
-            "migration": moves}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as fh:
-        json.dump(info, fh, indent=2)
-    print(f"wrote {args.out}")
+    _results.write(args.out, "loadbalance", rows, quick=args.quick, migration=moves)
 
 
 if __name__ == "__main__":

@@ -25,9 +25,7 @@ default's.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
 import time
 
@@ -35,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+import _results  # noqa: E402  (benchmarks/_results.py, beside this script)
 import topomap as tm  # noqa: E402
 from topomap.mappers.magc import STRATEGIES, evaluate_gpu, magc  # noqa: E402
 
@@ -89,10 +88,7 @@ def main() -> None:
     rows = []
     for n in (64, 1024) if args.quick else (64, 1024, 8192):
         rows += run(n, args.node)
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as fh:
-        json.dump({"machine": platform.machine(), "python": platform.python_version(), "rows": rows}, fh, indent=1)
-    print(f"wrote {args.out}")
+    _results.write(args.out, "magc", rows, quick=args.quick, node=args.node)
 
 
 if __name__ == "__main__":

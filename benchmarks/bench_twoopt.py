@@ -22,10 +22,8 @@ matrix, timed and multiplied by the iterations.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import platform
 import sys
 import time
 
@@ -34,6 +32,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+import _results  # noqa: E402  (benchmarks/_results.py, beside this script)
 import topomap as tm  # noqa: E402
 from topomap.collectives import placement as pl  # noqa: E402
 from topomap.collectives.schedules import binomial_bcast, bruck, recursive_doubling  # noqa: E402
@@ -89,11 +88,7 @@ def main() -> None:
     print(f"slowest collective at P = 512, 200,000 iterations: {max(r['seconds'] for r in goal):.3f} s "
           f"(goal <= 0.2 s; thesis ~4.3 s at 256 nodes)")
     if not args.quick:
-        os.makedirs(os.path.dirname(args.out), exist_ok=True)
-        with open(args.out, "w") as f:
-            json.dump({"machine": platform.processor() or platform.machine(), "python": platform.python_version(),
-                       "rows": rows}, f, indent=1)
-        print(f"wrote {args.out}")
+        _results.write(args.out, "twoopt", rows)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,24 @@
+"""One way every benchmark records its run: the rows plus what is needed to compare runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from typing import Any
+
+import numpy as np
+
+import topomap as tm
+from topomap.io.atomic import atomic_write
+
+
+def write(path: str, name: str, rows: list, **extra: Any) -> None:
+    """Write ``rows`` with the machine, CPU count and versions as JSON to ``path``."""
+    info = {"benchmark": name, "machine": platform.machine(), "cpus": os.cpu_count(),
+            "python": platform.python_version(), "topomap": tm.__version__, "numpy": np.__version__,
+            **extra, "rows": rows}
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with atomic_write(path) as fh:
+        json.dump(info, fh, indent=2, default=str)
+    print(f"wrote {path}")
