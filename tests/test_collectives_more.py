@@ -148,3 +148,17 @@ def test_bad_input():
         tm.map(total, ALLOC, method="reorder-collective", collective="alltoall")
     with pytest.raises(MappingError, match="capacity = 2"):
         tm.map(total, ALLOC, method="reorder-collective", collective="alltoall/bruck", capacity=2)
+
+
+def test_reorder_for_tries_the_extension_heuristics():
+    from topomap.collectives import reorder_for
+    from topomap.collectives.reorder import initial_layout
+    alloc = tm.machine("torus:4x4/8").allocate(64)
+    cyclic = initial_layout(alloc, layout="cyclic-bunch")
+    c = reorder_for("allreduce", "rabenseifner", alloc, cyclic, 65536)
+    assert c.heuristic == "armh" and set(c.seconds) == {"identity", "armh"}
+    assert c.seconds["armh"] < 0.5 * c.seconds["identity"]
+    both = reorder_for("allreduce", "recursive_doubling", alloc, cyclic, 65536)
+    assert set(both.seconds) == {"identity", "rdmh", "armh"}
+    with pytest.raises(tm.MappingError, match="'bkmh', 'pwmh'"):
+        reorder_for("allgather", "ring", alloc, cyclic, 8, heuristics=["nope"])

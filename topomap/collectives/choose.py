@@ -23,7 +23,8 @@ from ..timemodel.predict import predict
 from ..timemodel.model import TimeModel
 from .build import build
 from .plans import InitComm
-from .reorder import HEURISTICS, reorder
+from .reorder import HEURISTICS, run_heuristic
+from .reorder_more import COLLECTIVES
 
 __all__ = ["reorder_for", "ReorderChoice", "MATCHING"]
 
@@ -77,7 +78,9 @@ def reorder_for(op: str, algorithm: str, where: "Allocation | Machine | str", pe
     bytes : float
         Message size as :func:`~topomap.collectives.build` takes it.
     heuristics : sequence of str, optional
-        Candidates (default: :data:`MATCHING`'s for the algorithm, else all four).
+        Candidates among the thesis's four and the extension's ``bkmh``,
+        ``armh``, ``pwmh`` (:mod:`~topomap.collectives.reorder_more`); default:
+        :data:`MATCHING`'s and the extension's for the algorithm, else the thesis's four.
     seed : int
         Tie-breaks of the heuristics.
     model, method :
@@ -104,11 +107,12 @@ def reorder_for(op: str, algorithm: str, where: "Allocation | Machine | str", pe
     if pes.ndim != 1 or pes.size == 0:
         raise MappingError("pes must be a non-empty 1-D array of PE ids (the core of every old rank)")
     schedule = build(op, algorithm, int(pes.size), bytes, **build_options)
-    cands = list(heuristics) if heuristics is not None else (
-        [MATCHING[(op, algorithm)]] if (op, algorithm) in MATCHING else list(HEURISTICS))
+    known = (*HEURISTICS, *sorted(set(COLLECTIVES.values()) - set(HEURISTICS)))
+    written = list(dict.fromkeys(h for h in (MATCHING.get((op, algorithm)), COLLECTIVES.get((op, algorithm))) if h))
+    cands = list(heuristics) if heuristics is not None else (written or list(HEURISTICS))
     for h in cands:
-        if h not in HEURISTICS:
-            raise MappingError(f"heuristic = {h!r} must be one of {', '.join(map(repr, HEURISTICS))}")
+        if h not in known:
+            raise MappingError(f"heuristic = {h!r} must be one of {', '.join(map(repr, known))}")
 
     def seconds(pe_of: np.ndarray, stages: list) -> float:
         return predict(stages, where, pe_of, model, method=method).makespan
@@ -117,7 +121,7 @@ def reorder_for(op: str, algorithm: str, where: "Allocation | Machine | str", pe
     times = {"identity": seconds(pes, list(schedule.stages)) if schedule.stages else 0.0}
     best, best_h = identity, None
     for h in cands:
-        old = reorder(h, where, pes, seed)
+        old = run_heuristic(h, where, pes, seed)
         if np.array_equal(old, identity) or not schedule.stages:
             times[h] = times["identity"]
             continue
