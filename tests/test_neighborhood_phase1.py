@@ -146,3 +146,63 @@ def test_node_preference_pairs_friends_on_the_same_node():
         owner = np.repeat(np.arange(g.n), np.diff(t.step_ptr))
         share.append(float((node[owner] == node[t.step_friend]).mean()))
     assert share[0] < 0.1 < 0.3 < share[1]
+
+
+@st.composite
+def node_distances(draw, n):
+    """A node of every rank and a symmetric integer distance between k nodes."""
+    k = draw(st.integers(1, 4))
+    node = np.array(draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)))
+    upper = np.triu(np.array(draw(st.lists(st.integers(0, 6), min_size=k * k, max_size=k * k))).reshape(k, k))
+    return node, upper + np.triu(upper, 1).T
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), graphs((2, 12)), st.integers(1, 3))
+def test_path_cost_preference_matches_reference(data, g, theta):
+    node, dist = data.draw(node_distances(g.n))
+    a = combine(g, theta=theta, node=node, distance=dist)
+    b = combine(g, theta=theta, node=node, distance=dist, backend="python")
+    for k in CombiningPattern._ARRAYS:
+        assert getattr(a, k).tolist() == getattr(b, k).tolist(), k
+    a.check(g)
+
+
+def test_path_cost_prefers_the_nearer_friend_over_the_heavier_one():
+    # 0 shares 5 destinations with 1 (3 hops away) and 4 with 2 (1 hop away): the paper pairs
+    # 0-1; the path cost pairs 0-2 and leaves 1 to send directly
+    g = NeighborGraph.from_lists([[3, 4, 5, 6, 7], [3, 4, 5, 6, 7], [3, 4, 5, 6]] + [[]] * 5)
+    assert combine(g).steps(0)[0][1] == 1
+    node = [0, 1, 2] + [0] * 5
+    dist = np.array([[0, 3, 1], [3, 0, 2], [1, 2, 0]])
+    t = combine(g, node=node, distance=dist)
+    assert t.steps(0) == [(0, 2, [3, 4])] and t.steps(2) == [(0, 0, [5, 6])]
+    assert t.final(0) == [7] and t.final(1) == [3, 4, 5, 6, 7]
+    t.check(g)
+
+
+def test_path_costs_from_a_machine_shorten_friend_detours():
+    import topomap as tm
+    from topomap.neighborhood.pathcost import path_costs
+    g = nb.random_graph(256, 0.3, seed=2)
+    m = tm.machine("torus:8x8/4")
+    node, dist = path_costs(m, np.random.default_rng(0).permutation(256))
+    hops = []
+    for t in (combine(g), combine(g, node=node, distance=dist)):
+        t.check(g)
+        owner = np.repeat(np.arange(g.n), np.diff(t.step_ptr))
+        hops.append(float(dist[node[owner], node[t.step_friend]].mean()))
+    assert hops[1] < 0.5 * hops[0]
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(distance=[[0, 1], [1, 0]]), "needs node="),
+    (dict(node=[0, 1, 2, 0], distance=[[0, 1], [1, 0]]), "0..1"),
+    (dict(node=[0, 1, 0, 1], distance=[[0, 1], [2, 0]]), "symmetric"),
+    (dict(node=[0, 1, 0, 1], distance=[[0, 1, 2], [1, 0, 1]]), "square"),
+    (dict(node=[0, 1, 0, 1], distance=[[0.0, 1.5], [1.5, 0.0]]), "integers"),
+])
+def test_bad_distance_is_a_clear_error(kw, msg):
+    g = NeighborGraph.from_lists([[1, 2], [2, 3], [3, 0], [0, 1]])
+    with pytest.raises(NeighborhoodError, match=msg):
+        combine(g, **kw)

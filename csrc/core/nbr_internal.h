@@ -19,6 +19,9 @@ typedef struct {
     int32_t *partner, *fin;
     int32_t *ncand, *choice, *old, *cptr, *chooser, *cursor;
     int64_t *keys; /* n scratch */
+    const int32_t *distance; /* NULL or the nnodes x nnodes path cost between nodes */
+    int32_t nnodes;
+    int32_t rank_bits; /* bits of a rank (and of a common count) in a packed sort key */
 } nbr_match_ctx;
 
 /* 0, or TOPOMAP_EINVAL if the rounds exceed the bound that each round removes a candidate

@@ -4,8 +4,9 @@
    pairs or turns terminal sends that status and leaves.
 
    The open choices, fixed here and mirrored by topomap.neighborhood.reference:
-   - preference (Lines 4, 17): the friend on the same node first (when nodes are given), then
-     the most common active neighbours, then the lowest rank.  The key is symmetric in the
+   - preference (Lines 4, 17): the friend of smallest path cost first (the node distance when
+     given, else the same node before any other when nodes are given), then the most common
+     active neighbours, then the lowest rank.  The key is symmetric in the
      pair, so the best-ranked friendship edge is chosen from both ends in round 0 and every
      Alg. 1 iteration pairs at least one couple;
    - Line 11 with several g: the most preferred one;
@@ -18,13 +19,20 @@
 #include "nbr_internal.h"
 #include "topomap/error.h"
 
+/* The path cost of friend q for p, smaller preferred: the node distance when given, else
+   0 on p's node and 1 elsewhere when nodes are given, else 0.  Symmetric in the pair. */
+static int64_t cost(const nbr_match_ctx *m, int32_t p, int32_t q)
+{
+    if (!m->node) return 0;
+    if (m->distance) return m->distance[(int64_t)m->node[p] * m->nnodes + m->node[q]];
+    return m->node[p] != m->node[q];
+}
+
 /* Whether p prefers friend a to friend b. */
 static int prefers(const nbr_match_ctx *m, int32_t p, int32_t a, int32_t b)
 {
-    if (m->node) {
-        int sa = m->node[a] == m->node[p], sb = m->node[b] == m->node[p];
-        if (sa != sb) return sa;
-    }
+    int64_t ca = cost(m, p, a), cb = cost(m, p, b);
+    if (ca != cb) return ca < cb;
     const int32_t *row = m->C + (int64_t)p * m->n;
     if (row[a] != row[b]) return row[a] > row[b];
     return a < b;
@@ -63,18 +71,20 @@ static int by_key_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-/* Sort p's candidates by preference: the key packs (same node, weight, -rank). */
+/* Sort p's candidates by preference: the key packs (-cost, weight, -rank) in fields of
+   rank_bits each above the cost (nbr_phase1 checks that the largest cost fits). */
 static void sort_candidates(nbr_match_ctx *m, int32_t p)
 {
     int32_t *list = m->flist + m->fptr[p];
     const int32_t *row = m->C + (int64_t)p * m->n;
+    int b = m->rank_bits;
+    int64_t mask = ((int64_t)1 << b) - 1, top = (int64_t)1 << (62 - 2 * b);
     for (int32_t i = 0; i < m->ncand[p]; i++) {
         int32_t q = list[i];
-        int64_t same = m->node && m->node[q] == m->node[p];
-        m->keys[i] = (same << 62) | ((int64_t)row[q] << 31) | (int64_t)(INT32_MAX - q);
+        m->keys[i] = ((top - cost(m, p, q)) << (2 * b)) | ((int64_t)row[q] << b) | (mask - q);
     }
     qsort(m->keys, (size_t)m->ncand[p], sizeof *m->keys, by_key_desc);
-    for (int32_t i = 0; i < m->ncand[p]; i++) list[i] = INT32_MAX - (int32_t)(m->keys[i] & INT32_MAX);
+    for (int32_t i = 0; i < m->ncand[p]; i++) list[i] = (int32_t)(mask - (m->keys[i] & mask));
     m->cursor[p] = 0;
 }
 

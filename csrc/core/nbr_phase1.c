@@ -158,6 +158,14 @@ void topomap_nbr_free(topomap_nbr_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Bits of a packed sort-key field holding a rank or a common count (both <= n). */
+static int32_t rank_bits(int32_t n)
+{
+    int32_t b = 1;
+    while (b < 31 && ((int64_t)1 << b) <= n) b++;
+    return b;
+}
+
 static int validate(const topomap_nbr_input *in)
 {
     if (in->n < 1) return topomap_i_fail(TOPOMAP_EINVAL, "n must be >= 1, got %d", (int)in->n);
@@ -171,6 +179,24 @@ static int validate(const topomap_nbr_input *in)
                 return topomap_i_fail(TOPOMAP_EINVAL, "destination %d of rank %d is outside 0..%d",
                                       (int)in->out_idx[k], (int)p, (int)in->n - 1);
     }
+    if (!in->distance) return TOPOMAP_OK;
+    if (!in->node) return topomap_i_fail(TOPOMAP_EINVAL, "a node distance needs the node of each rank");
+    if (in->nnodes < 1) return topomap_i_fail(TOPOMAP_EINVAL, "nnodes must be >= 1, got %d", (int)in->nnodes);
+    for (int32_t p = 0; p < in->n; p++)
+        if (in->node[p] < 0 || in->node[p] >= in->nnodes)
+            return topomap_i_fail(TOPOMAP_EINVAL, "node %d of rank %d is outside 0..%d", (int)in->node[p], (int)p,
+                                  (int)in->nnodes - 1);
+    int64_t top = (int64_t)1 << (62 - 2 * rank_bits(in->n));
+    for (int32_t a = 0; a < in->nnodes; a++)
+        for (int32_t b = 0; b < in->nnodes; b++) {
+            int32_t d = in->distance[(int64_t)a * in->nnodes + b];
+            /* symmetric costs keep the best friendship preferred from both ends (nbr_match.c) */
+            if (d != in->distance[(int64_t)b * in->nnodes + a])
+                return topomap_i_fail(TOPOMAP_EINVAL, "the node distance is not symmetric at (%d, %d)", (int)a, (int)b);
+            if (d < 0 || d > top)
+                return topomap_i_fail(TOPOMAP_EINVAL, "node distance %d at (%d, %d) is outside 0..%lld", (int)d, (int)a,
+                                      (int)b, (long long)top);
+        }
     return TOPOMAP_OK;
 }
 
@@ -359,7 +385,7 @@ static int run(const topomap_nbr_input *in, state *s, work *w, topomap_nbr_resul
         if ((rc = grow_iterations(r, t + 1, &itcap))) goto done;
         nbr_match_ctx m = {n,         s->C,       in->node,  w->flist,  w->fptr,   w->flen,   w->active, nactive,
                            w->partner, w->fin,     w->ncand,  w->choice, w->old,    w->cptr,   w->chooser,
-                           w->cursor,  w->keys};
+                           w->cursor,  w->keys,    in->distance, in->nnodes, rank_bits(n)};
         if ((rc = nbr_match(&m, &r->it_rounds[t], &r->it_messages[t]))) goto done;
         for (int32_t i = 0; i < nactive; i++) r->alg2_rounds[w->active[i]] += w->fin[w->active[i]] + 1;
         int32_t pairs = 0;

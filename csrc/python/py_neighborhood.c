@@ -13,13 +13,14 @@ static PyObject *take(void *data, npy_intp len, int type, size_t item)
 PyObject *pytopomap_nbr_phase1(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"out_ptr", "out_idx", "theta", "max_iterations", "node", "progress", NULL};
-    PyObject *po, *io, *no = Py_None, *cb = Py_None;
-    int theta, max_iterations = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOi|iOO", kwlist, &po, &io, &theta, &max_iterations, &no, &cb))
+    static char *kwlist[] = {"out_ptr", "out_idx", "theta", "max_iterations", "node", "progress", "distance", "nnodes", NULL};
+    PyObject *po, *io, *no = Py_None, *cb = Py_None, *dobj = Py_None;
+    int theta, max_iterations = 0, nnodes = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOi|iOOOi", kwlist, &po, &io, &theta, &max_iterations, &no, &cb,
+                                     &dobj, &nnodes))
         return NULL;
     if (pytopomap_progress_check(cb)) return NULL;
-    PyArrayObject *ptr = pytopomap_array(po, NPY_INT64, -1, "out_ptr"), *idx = NULL, *node = NULL;
+    PyArrayObject *ptr = pytopomap_array(po, NPY_INT64, -1, "out_ptr"), *idx = NULL, *node = NULL, *dist = NULL;
     PyObject *res = NULL;
     if (!ptr) return NULL;
     npy_intp n = PyArray_DIM(ptr, 0) - 1;
@@ -34,9 +35,17 @@ PyObject *pytopomap_nbr_phase1(PyObject *self, PyObject *args, PyObject *kw)
     }
     if (!(idx = pytopomap_array(io, NPY_INT32, (npy_intp)pp[n], "out_idx"))) goto cleanup;
     if (no != Py_None && !(node = pytopomap_array(no, NPY_INT32, n, "node"))) goto cleanup;
+    if (dobj != Py_None) {
+        if (nnodes < 1) {
+            PyErr_SetString(PyExc_ValueError, "a node distance needs nnodes >= 1");
+            goto cleanup;
+        }
+        if (!(dist = pytopomap_array(dobj, NPY_INT32, (npy_intp)nnodes * nnodes, "distance"))) goto cleanup;
+    }
     pytopomap_progress pg = {cb, NULL, "neighbourhood phase 1"};
     topomap_nbr_input in = {(int32_t)n, pp, PyArray_DATA(idx), theta, max_iterations,
-                            node ? PyArray_DATA(node) : NULL, pytopomap_progress_cb, &pg};
+                            node ? PyArray_DATA(node) : NULL, pytopomap_progress_cb, &pg,
+                            dist ? PyArray_DATA(dist) : NULL, nnodes};
     topomap_nbr_result r;
     pg.ts = PyEval_SaveThread();
     int rc = topomap_nbr_phase1(&in, &r);
@@ -62,5 +71,6 @@ cleanup:
     Py_XDECREF(ptr);
     Py_XDECREF(idx);
     Py_XDECREF(node);
+    Py_XDECREF(dist);
     return res;
 }

@@ -12,7 +12,7 @@ static void two_friends(void)
 {
     int64_t ptr[] = {0, 4, 8, 8, 8, 8, 8};
     int32_t idx[] = {2, 3, 4, 5, 2, 3, 4, 5};
-    topomap_nbr_input in = {6, ptr, idx, 4, 0, NULL, NULL, NULL};
+    topomap_nbr_input in = {6, ptr, idx, 4, 0, NULL, NULL, NULL, NULL, 0};
     topomap_nbr_result r;
     CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_OK);
     CHECK(r.nsteps == 2 && r.iterations == 1);
@@ -36,7 +36,7 @@ static void odd_split(void)
 {
     int64_t ptr[] = {0, 5, 10, 10, 10, 10, 10, 10};
     int32_t idx[] = {6, 5, 4, 3, 2, 2, 3, 4, 5, 6};
-    topomap_nbr_input in = {7, ptr, idx, 4, 0, NULL, NULL, NULL};
+    topomap_nbr_input in = {7, ptr, idx, 4, 0, NULL, NULL, NULL, NULL, 0};
     topomap_nbr_result r;
     CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_OK);
     CHECK(r.nsteps == 2 && r.on_ptr[1] == 3 && r.on_ptr[2] == 5);
@@ -51,7 +51,7 @@ static void chain(void)
     /* 0 -> 3..7, 1 -> 3..7 and 8, 2 -> 5..8 */
     int64_t ptr[] = {0, 5, 11, 15, 15, 15, 15, 15, 15, 15};
     int32_t idx[] = {3, 4, 5, 6, 7, 3, 4, 5, 6, 7, 8, 5, 6, 7, 8};
-    topomap_nbr_input in = {9, ptr, idx, 4, 0, NULL, NULL, NULL};
+    topomap_nbr_input in = {9, ptr, idx, 4, 0, NULL, NULL, NULL, NULL, 0};
     topomap_nbr_result r;
     CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_OK);
     CHECK(r.iterations == 1 && r.it_rounds[0] == 2 && r.it_pairs[0] == 1);
@@ -65,11 +65,43 @@ static void chain(void)
     topomap_nbr_free(&r);
 }
 
+/* Path-cost-aware choice: 0 shares 5 destinations with 1 (3 hops away) and 4 with 2 (1 hop):
+   the paper pairs 0-1, the node distance pairs 0-2 (0 onloads {3, 4}, 2 onloads {5, 6}). */
+static void path_cost(void)
+{
+    int64_t ptr[] = {0, 5, 10, 14, 14, 14, 14, 14, 14};
+    int32_t idx[] = {3, 4, 5, 6, 7, 3, 4, 5, 6, 7, 3, 4, 5, 6};
+    int32_t node[] = {0, 1, 2, 0, 0, 0, 0, 0}, dist[] = {0, 3, 1, 3, 0, 2, 1, 2, 0};
+    topomap_nbr_input in = {8, ptr, idx, 4, 0, NULL, NULL, NULL, NULL, 0};
+    topomap_nbr_result r;
+    CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_OK && r.step_friend[0] == 1);
+    topomap_nbr_free(&r);
+    in.node = node;
+    in.distance = dist;
+    in.nnodes = 3;
+    CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_OK);
+    CHECK(r.step_ptr[1] == 1 && r.step_friend[0] == 2 && r.step_ptr[2] == 1);
+    CHECK(r.on_idx[0] == 3 && r.on_idx[1] == 4 && r.on_idx[2] == 5 && r.on_idx[3] == 6);
+    CHECK(r.final_ptr[1] == 1 && r.final_idx[0] == 7 && r.final_ptr[2] - r.final_ptr[1] == 5);
+    topomap_nbr_free(&r);
+    dist[1] = 4; /* asymmetric */
+    CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_EINVAL && strstr(topomap_last_error(), "symmetric"));
+    topomap_nbr_free(&r);
+    dist[1] = 3;
+    node[2] = 3;
+    CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_EINVAL && strstr(topomap_last_error(), "outside"));
+    topomap_nbr_free(&r);
+    node[2] = 2;
+    in.node = NULL;
+    CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_EINVAL && strstr(topomap_last_error(), "node of each rank"));
+    topomap_nbr_free(&r);
+}
+
 static void errors(void)
 {
     int64_t ptr[] = {0, 2, 2};
     int32_t dup[] = {1, 1}, out[] = {0, 2};
-    topomap_nbr_input in = {2, ptr, dup, 4, 0, NULL, NULL, NULL};
+    topomap_nbr_input in = {2, ptr, dup, 4, 0, NULL, NULL, NULL, NULL, 0};
     topomap_nbr_result r;
     CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_EINVAL && strstr(topomap_last_error(), "twice"));
     topomap_nbr_free(&r);
@@ -86,6 +118,7 @@ int main(void)
     two_friends();
     odd_split();
     chain();
+    path_cost();
     errors();
     return check_report();
 }

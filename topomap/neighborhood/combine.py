@@ -22,7 +22,7 @@ __all__ = ["combine"]
 
 
 def combine(graph: NeighborGraph, theta: int = 4, *, max_iterations: int | None = None,
-            node: Sequence[int] | None = None, backend: str = "c",
+            node: Sequence[int] | None = None, distance: np.ndarray | None = None, backend: str = "c",
             progress: Callable[[float], object] | None = None) -> CombiningPattern:
     """Run Phase 1 for all ranks of ``graph`` and return their combining pattern T.
 
@@ -39,6 +39,14 @@ def combine(graph: NeighborGraph, theta: int = 4, *, max_iterations: int | None 
     node : sequence of int, optional
         Node of each rank ("beyond the papers"): a friend on the same node is preferred to
         any friend elsewhere, so combined data crosses the network less.
+    distance : (k, k) array of int, optional
+        Path cost between nodes ("beyond the papers", needs ``node`` with entries in
+        0 .. k-1; symmetric, >= 0; :func:`~topomap.neighborhood.pathcost.path_costs` gives the
+        hops for a machine and a mapping).  The data of every neighbour offloaded to a friend
+        takes the detour p -> friend -> destination, one friend-exchange message each way,
+        so rank p prefers the friend q of smallest ``distance[node[p], node[q]]``, then (as
+        the paper) the most common neighbours, then the lowest rank.  This replaces the
+        same-node rule (a friend on the same node costs 0 when the diagonal is 0).
     backend : {"c", "python"}
         The C simulator or the slow set-based reference.
     progress : callable, optional
@@ -64,15 +72,33 @@ def combine(graph: NeighborGraph, theta: int = 4, *, max_iterations: int | None 
     nodes = None if node is None else np.asarray(node, dtype=np.int32)
     if nodes is not None and nodes.shape != (graph.n,):
         raise NeighborhoodError(f"node needs one entry per rank ({graph.n}), got shape {nodes.shape}")
+    dist = None if distance is None else _check_distance(distance, nodes)
     if backend == "python":
-        return _from_reference(phase1_reference(graph, int(theta), max_iterations=cap, node=nodes), graph.n,
-                               int(theta))
+        return _from_reference(phase1_reference(graph, int(theta), max_iterations=cap, node=nodes, distance=dist),
+                               graph.n, int(theta))
     if backend != "c":
         raise NeighborhoodError(f"backend must be 'c' or 'python', got {backend!r}")
-    r = _core.nbr_phase1(graph.out_ptr, graph.out_idx, int(theta), cap, nodes, progress)
+    r = _core.nbr_phase1(graph.out_ptr, graph.out_idx, int(theta), cap, nodes, progress,
+                         None if dist is None else dist.ravel(), 0 if dist is None else dist.shape[0])
     its = {k[3:]: r.pop(k) for k in list(r) if k.startswith("it_")}
     seconds = r.pop("seconds")
     return CombiningPattern(graph.n, int(theta), iterations=its, seconds=seconds, **r)
+
+
+def _check_distance(distance: np.ndarray, nodes: np.ndarray | None) -> np.ndarray:
+    """The node distance as a square int32 matrix that ``nodes`` index, or an error."""
+    d = np.asarray(distance)
+    if nodes is None:
+        raise NeighborhoodError("distance needs node= (the node of each rank)")
+    if d.ndim != 2 or d.shape[0] != d.shape[1] or d.shape[0] < 1:
+        raise NeighborhoodError(f"distance must be a square k x k matrix, got shape {d.shape}")
+    if not np.issubdtype(d.dtype, np.integer):
+        raise NeighborhoodError(f"distance must hold integers (e.g. hops), got {d.dtype}")
+    if d.min() < 0 or not (d == d.T).all():
+        raise NeighborhoodError("distance must be symmetric and >= 0")
+    if nodes.size and (nodes.min() < 0 or nodes.max() >= d.shape[0]):
+        raise NeighborhoodError(f"node entries must lie in 0..{d.shape[0] - 1} (the distance matrix's nodes)")
+    return d.astype(np.int32)
 
 
 def _from_reference(r: dict, n: int, theta: int) -> CombiningPattern:

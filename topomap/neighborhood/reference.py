@@ -15,15 +15,24 @@ from .graph import NeighborGraph
 __all__ = ["phase1_reference", "match_round_robin"]
 
 
-def _key(p: int, q: int, weight: dict[int, int], node: Sequence[int] | None) -> tuple:
-    """Sort key of friend q for rank p: smaller is preferred."""
-    same = 0 if node is None else -int(node[p] == node[q])
-    return (same, -weight[q], q)
+def _key(p: int, q: int, weight: dict[int, int], node: Sequence[int] | None,
+         distance: Sequence[Sequence[int]] | None) -> tuple:
+    """Sort key of friend q for rank p, smaller preferred: path cost (the node distance, or
+    0 on p's node and 1 elsewhere), then the most common neighbours, then the lowest rank."""
+    if node is None:
+        cost = 0
+    elif distance is None:
+        cost = int(node[p] != node[q])
+    else:
+        cost = int(distance[node[p]][node[q]])
+    return (cost, -weight[q], q)
 
 
-def match_round_robin(friends: dict[int, dict[int, int]], node: Sequence[int] | None = None
+def match_round_robin(friends: dict[int, dict[int, int]], node: Sequence[int] | None = None,
+                      distance: Sequence[Sequence[int]] | None = None
                       ) -> tuple[dict[int, int], dict[int, int], int]:
-    """Alg. 2 for the ranks in ``friends`` (rank -> {friend: common count}).
+    """Alg. 2 for the ranks in ``friends`` (rank -> {friend: common count}); ``node`` and
+    ``distance`` as in :func:`topomap.neighborhood.combine`.
 
     Returns (partner of each paired rank, finishing round of each rank, Alg. 2 messages).
 
@@ -46,16 +55,16 @@ def match_round_robin(friends: dict[int, dict[int, int]], node: Sequence[int] | 
             cand[p] = {q for q in cand[p] if q not in fin}
             o = old.get(p)
             if k == 0:
-                c = min(cand[p], key=lambda q: _key(p, q, friends[p], node), default=None)
+                c = min(cand[p], key=lambda q: _key(p, q, friends[p], node, distance), default=None)
             elif o is not None and o not in fin and p < o:
                 c = o
             else:
                 lower = [g for g in friends[p] if g < p and g not in fin and prev_choice.get(g) == p]
                 if lower:
-                    c = min(lower, key=lambda q: _key(p, q, friends[p], node))
+                    c = min(lower, key=lambda q: _key(p, q, friends[p], node, distance))
                 else:
                     cand[p].discard(o)
-                    c = min(cand[p], key=lambda q: _key(p, q, friends[p], node), default=None)
+                    c = min(cand[p], key=lambda q: _key(p, q, friends[p], node, distance), default=None)
             choice[p] = c
         done = {}
         for p, c in choice.items():
@@ -73,7 +82,8 @@ def match_round_robin(friends: dict[int, dict[int, int]], node: Sequence[int] | 
 
 
 def phase1_reference(graph: NeighborGraph, theta: int = 4, *, max_iterations: int = 0,
-                     node: Sequence[int] | None = None) -> dict:
+                     node: Sequence[int] | None = None, distance: Sequence[Sequence[int]] | None = None
+                     ) -> dict:
     """Phase 1 for every rank of ``graph`` on sets; the same dict keys as the C core's.
 
     Examples
@@ -108,7 +118,7 @@ def phase1_reference(graph: NeighborGraph, theta: int = 4, *, max_iterations: in
                 del friends[p]
         if not inloop:
             break
-        partner, fin, messages = match_round_robin(friends, node)
+        partner, fin, messages = match_round_robin(friends, node, distance)
         for p in friends:
             rounds[p] += fin[p] + 1
         for p, q in sorted(partner.items()):

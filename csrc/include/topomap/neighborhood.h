@@ -19,6 +19,14 @@ typedef struct {
                                outranks any heavier one elsewhere */
     int (*progress)(void *ctx, double fraction);
     void *progress_ctx;
+    /* optional ("path-cost-aware friend choice", beyond the papers; needs node): the
+       nnodes x nnodes path cost between nodes (row-major, symmetric, >= 0, e.g. hops), every
+       node[p] in 0..nnodes-1.  Rank p then prefers friend q by the smallest
+       distance[node[p]][node[q]] first (the extra leg p -> q -> destination that each
+       offloaded neighbour's data takes), then the most common neighbours, then the lowest
+       rank; this replaces the same-node rule (a same-node friend costs 0 hops). */
+    const int32_t *distance;
+    int32_t nnodes;
 } topomap_nbr_input;
 
 /* The pattern T of every rank, owned by the result (topomap_nbr_free).  Rank p's combining
