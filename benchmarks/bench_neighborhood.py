@@ -9,6 +9,12 @@ mean friends F at the first iteration, mean sends per rank (combined) against th
 out-degree (naive), and whether every pair of ranks is friends (the papers' "all-pairs
 friendship from delta = 0.1").
 
+Then the options beyond the papers against the paper's algorithm (issue 16 part 5): for random
+and Moore graphs mapped block-wise and randomly onto a torus, mean messages sent per process,
+stages of the combined allgather, mean hops between friends, and the predicted latency
+reduction against naive (:func:`topomap.neighborhood.latency.predict_latency`, LogGP) at 4 B,
+1 KB and 64 KB, for the paper's choice, ``node=`` and ``node=`` + ``distance=`` (path cost).
+
     python benchmarks/bench_neighborhood.py             # 1K-8K ranks (minutes)
     python benchmarks/bench_neighborhood.py --quick     # 1K ranks only
 """
@@ -26,7 +32,10 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+import topomap as tm  # noqa: E402
 import topomap.neighborhood as nb  # noqa: E402
+from topomap.neighborhood.latency import allgather_stages, predict_latency  # noqa: E402
+from topomap.neighborhood.pathcost import path_costs  # noqa: E402
 
 PAPER_RANDOM = {0.05: (13.54, 0.0005), 0.1: (17.36, 0.001), 0.2: (21.58, 0.005), 0.4: (24.71, 0.019),
                 0.8: (30.56, 0.07)}          # Table I, 4K processes: Phase 1, Phase 2 (s)
@@ -63,6 +72,32 @@ def measure(g: nb.NeighborGraph, sample: int) -> dict:
             "rounds_max": int(t.iterations["rounds"].max(initial=0))}
 
 
+def compare_options(n: int) -> list[dict]:
+    """The paper's friend choice against node= and the path cost, on n ranks of a torus."""
+    machine = tm.machine("torus:4x4x4/8" if n <= 512 else "torus:8x8x8/8")
+    graphs = {"random 0.05": nb.random_graph(n, 0.05, seed=1), "random 0.2": nb.random_graph(n, 0.2, seed=1),
+              "moore (2,2)": nb.moore_graph(moore_dims(n, 2), 2), "moore (3,1)": nb.moore_graph(moore_dims(n, 3), 1)}
+    rows = []
+    print(f"\n{'graph':<13}{'mapping':<8}{'option':<10}{'sends':>7}{'stages':>7}{'friend hops':>12}"
+          f"{'4 B':>8}{'1 KB':>8}{'64 KB':>8}")
+    for name, g in graphs.items():
+        for mapname, mp in [("block", np.arange(n)), ("random", np.random.default_rng(0).permutation(n))]:
+            node, dist = path_costs(machine, mp)
+            for opt, kw in [("paper", {}), ("node", {"node": node}), ("pathcost", {"node": node, "distance": dist})]:
+                t = nb.combine(g, **kw)
+                owner = np.repeat(np.arange(n), np.diff(t.step_ptr))
+                red = predict_latency(g, t, machine, mp, sizes=[4, 1024, 65536])["reduction"]
+                r = {"graph": name, "n": n, "mapping": mapname, "option": opt,
+                     "sends_mean": round(float(t.stats()["sends"].mean()), 1),
+                     "stages": len(allgather_stages(g, t, 4)),
+                     "friend_hops": round(float(dist[node[owner], node[t.step_friend]].mean()), 2)
+                     if owner.size else 0.0, "reduction": [round(float(x), 3) for x in red]}
+                rows.append(r)
+                print(f"{name:<13}{mapname:<8}{opt:<10}{r['sends_mean']:>7}{r['stages']:>7}{r['friend_hops']:>12}"
+                      + "".join(f"{x:>+8.3f}" for x in red), flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="1K ranks only")
@@ -93,9 +128,10 @@ def main() -> None:
             print(f"{r['graph']:<16}{r['n']:>6}{r['phase1_s']:>10.3f}{p1:>8}{r['phase2_s']:>11.6f}{p2:>10}"
                   f"{r['t']:>5}{r['F_mean']:>8}{r['sends_mean']:>8}{r['outdeg_mean']:>8}  {r['all_pairs_friends']}",
                   flush=True)
+    options = compare_options(512 if args.quick else 4096)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
+            json.dump({"phases": rows, "options": options}, fh, indent=1)
 
 
 if __name__ == "__main__":
