@@ -13,7 +13,8 @@ static PyObject *take(void *data, npy_intp len, int type, size_t item)
 PyObject *pytopomap_nbr_phase1(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"out_ptr", "out_idx", "theta", "max_iterations", "node", "progress", "distance", "nnodes", NULL};
+    static char *kwlist[] = {"out_ptr", "out_idx", "theta",    "max_iterations",
+                             "node",    "progress", "distance", "nnodes", NULL};
     PyObject *po, *io, *no = Py_None, *cb = Py_None, *dobj = Py_None;
     int theta, max_iterations = 0, nnodes = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOi|iOOOi", kwlist, &po, &io, &theta, &max_iterations, &no, &cb,
