@@ -17,6 +17,7 @@ import textwrap
 import pytest
 
 import topomap as tm
+from test_hardening_readers import PEAK
 from topomap.fabric import parse_slurm
 from topomap.fabric.json_fabric import loads
 from topomap.fabric.model import NodeLimit
@@ -50,7 +51,7 @@ CASES = [
     ("dragonfly of 10^9 nodes", "tm.machine('dragonfly:g=1000,a=1000,h=1000,p=1000')", "limit 2^31"),
 ]
 
-CHILD = textwrap.dedent("""
+CHILD = PEAK + textwrap.dedent("""
     import json, resource, sys, time
     import topomap as tm
     SLURM, SLURM2, JSON, LONG = sys.argv[1:5]
@@ -63,7 +64,7 @@ CHILD = textwrap.dedent("""
         except tm.TopomapError as err:
             message, kind = str(err), "TopomapError"
         out.append([what, kind, message, time.perf_counter() - start])
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mb = peak_rss_mb()
     print(json.dumps({"cases": out, "peak_mb": peak_mb}))
 """)
 

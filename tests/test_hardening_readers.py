@@ -28,7 +28,14 @@ BOMBS = sorted(f for f in os.listdir(HOSTILE) if f.startswith("1_"))
 # 2 cores (OpenMP and BLAS reserve more per thread on larger machines); a header bomb of the
 # issue asked for 3-15 GB.
 ADDRESS_SPACE = 1 << 30
-CHILD = """
+# The peak of this process image: VmHWM of /proc/self/status.  Not ru_maxrss, which Linux keeps
+# across execve, so a child forked from a large pytest process would report the parent's size.
+PEAK = """
+def peak_rss_mb():
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:")) / 1024
+"""
+CHILD = PEAK + """
 import json, resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
 import topomap as tm
@@ -40,7 +47,7 @@ try:
 except tm.FormatError as exc:
     outcome = "FormatError: " + str(exc)
 print(json.dumps({{"outcome": outcome, "seconds": time.perf_counter() - start,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+                  "peak_mb": peak_rss_mb()}}))
 """
 
 
