@@ -72,6 +72,7 @@ from ..errors import (MachineError, MappingError, MissingDependencyError, Patter
 from ..machine import Allocation, Machine
 from ..mapping import Mapping
 from ..pattern import Pattern
+from ..timemodel.predict import message_table, stages_of
 
 __all__ = ["platform", "hostfile", "host_name", "link_name", "flows", "deployment", "write_case", "replay", "Replay"]
 
@@ -239,12 +240,9 @@ def _placement(where: "Allocation | Machine", mapping: "Mapping | Any | None") -
 # ------------------------------------------------------------------ replaying flows
 
 def _stages(work: "Pattern | Schedule") -> tuple[Pattern, ...]:
-    stages = (work,) if isinstance(work, Pattern) else getattr(work, "stages", None)
-    if not stages or not all(isinstance(p, Pattern) for p in stages):
+    if not isinstance(work, Pattern) and not isinstance(getattr(work, "stages", None), (tuple, list)):
         raise PatternError(f"flows need a Pattern or a Schedule with stages, got {type(work).__name__}")
-    if len({p.n for p in stages}) > 1:
-        raise PatternError(f"the stages have different process counts {[p.n for p in stages]}")
-    return tuple(stages)
+    return stages_of(work)
 
 
 def flows(work: "Pattern | Schedule") -> dict[str, np.ndarray]:
@@ -261,11 +259,9 @@ def flows(work: "Pattern | Schedule") -> dict[str, np.ndarray]:
     >>> f["stage"].tolist(), f["src"].tolist(), f["dst"].tolist(), f["bytes"].tolist()
     ([0, 1, 1], [0, 0, 2], [2, 1, 3], [10, 10, 10])
     """
-    stages = _stages(work)
-    return {"src": np.concatenate([np.repeat(np.arange(p.n, dtype=np.int64), np.diff(p.indptr)) for p in stages]),
-            "dst": np.concatenate([p.indices.astype(np.int64) for p in stages]),
-            "stage": np.repeat(np.arange(len(stages), dtype=np.int64), [p.nnz for p in stages]),
-            "bytes": np.rint(np.concatenate([p.bytes for p in stages])).astype(np.int64)}
+    t = message_table(_stages(work))
+    return {"src": t["src"].astype(np.int64), "dst": t["dst"].astype(np.int64), "stage": t["stage"].astype(np.int64),
+            "bytes": np.rint(t["bytes"]).astype(np.int64)}
 
 
 def deployment(where: "Allocation | Machine", mapping: "Mapping | Any | None" = None) -> str:

@@ -47,7 +47,7 @@ from ..metrics import _resolve, as_pattern
 from ..pattern import Pattern
 from .model import TimeModel
 
-__all__ = ["predict", "TimePrediction", "METHODS", "SYNCS", "stages_of"]
+__all__ = ["predict", "TimePrediction", "METHODS", "SYNCS", "stages_of", "message_table"]
 
 METHODS = ("flow", "hockney", "loggp")
 SYNCS = ("barrier", "ranks")
@@ -149,18 +149,30 @@ def _check_choice(value: Any, allowed: Sequence[str], what: str) -> str:
     return value
 
 
+def message_table(stages: tuple[Pattern, ...]) -> dict[str, np.ndarray]:
+    """One row per message entry of the stages, stage by stage in CSR order
+    (by sender, then receiver): ``src``, ``dst``, ``stage``, ``bytes`` and
+    ``msgs`` (1 where a pattern counts no messages).  The flows' order in
+    :attr:`TimePrediction.finish` and in the SimGrid replay.
+
+    Examples
+    --------
+    >>> from topomap.collectives.schedules import binomial_bcast
+    >>> t = message_table(stages_of(binomial_bcast(4, bytes=10)))
+    >>> t["stage"].tolist(), t["src"].tolist(), t["dst"].tolist()
+    ([0, 1, 1], [0, 0, 2], [2, 1, 3])
+    """
+    return {"src": np.concatenate([np.repeat(np.arange(st.n, dtype=np.int32), np.diff(st.indptr)) for st in stages]),
+            "dst": np.concatenate([st.indices.astype(np.int32) for st in stages]),
+            "stage": np.repeat(np.arange(len(stages), dtype=np.int32), [st.nnz for st in stages]),
+            "bytes": np.concatenate([st.bytes for st in stages]),
+            "msgs": np.concatenate([st.msgs if st.msgs is not None else np.ones(st.nnz) for st in stages])}
+
+
 def _flows(stages: tuple[Pattern, ...], scale: float) -> dict[str, np.ndarray]:
-    src, dst, byts, msgs, stage = [], [], [], [], []
-    for k, st in enumerate(stages):
-        deg = np.diff(st.indptr)
-        src.append(np.repeat(np.arange(st.n, dtype=np.int32), deg))
-        dst.append(st.indices.astype(np.int32))
-        with np.errstate(over="ignore"):
-            byts.append(st.bytes * scale)
-        msgs.append(st.msgs if st.msgs is not None else np.ones(st.nnz))
-        stage.append(np.full(st.nnz, k, dtype=np.int32))
-    out = {"src": np.concatenate(src), "dst": np.concatenate(dst), "bytes": np.concatenate(byts),
-           "msgs": np.concatenate(msgs), "stage": np.concatenate(stage)}
+    out = message_table(stages)
+    with np.errstate(over="ignore"):
+        out["bytes"] = out["bytes"] * scale
     bad = np.flatnonzero(~np.isfinite(out["bytes"]))
     if bad.size:
         i = int(bad[0])
