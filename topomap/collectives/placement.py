@@ -50,6 +50,7 @@ from ..machine import Allocation, Machine
 from ..mapping import Mapping, check_mapping
 from ..pattern import Pattern
 from ..registry import methods
+from ..timemodel.predict import message_table
 from .schedules import Schedule
 
 __all__ = ["Unicasts", "unicasts", "placement_cost", "tree_placement", "ring_placement", "circulant_placement",
@@ -105,17 +106,12 @@ def unicasts(collective: Collective) -> Unicasts:
     n = stages[0].n
     if any(st.n != n for st in stages):
         raise PatternError(f"the collectives have different numbers of ranks: {sorted({st.n for st in stages})}")
-    src, dst, count, ptr = [], [], [], [0]
-    for st in stages:
-        src.append(np.repeat(np.arange(n, dtype=np.int32), np.diff(st.indptr)))
-        dst.append(st.indices.astype(np.int32))
-        msgs = np.ones(st.nnz) if st.msgs is None else np.asarray(st.msgs)
-        if (msgs != np.round(msgs)).any() or (msgs < 1).any() or (msgs > 2**31 - 1).any():
-            raise PatternError("a stage's message counts must be whole numbers in [1, 2^31)")
-        count.append(msgs.astype(np.int32))
-        ptr.append(ptr[-1] + st.nnz)
-    return Unicasts(n, np.asarray(ptr, dtype=np.int64), np.concatenate(src), np.concatenate(dst),
-                    np.concatenate(count))
+    t = message_table(tuple(stages))
+    msgs = t["msgs"]
+    if (msgs != np.round(msgs)).any() or (msgs < 1).any() or (msgs > 2**31 - 1).any():
+        raise PatternError("a stage's message counts must be whole numbers in [1, 2^31)")
+    ptr = np.concatenate([[0], np.cumsum([st.nnz for st in stages])]).astype(np.int64)
+    return Unicasts(n, ptr, t["src"], t["dst"], msgs.astype(np.int32))
 
 
 def _objective(objective: str) -> int:
