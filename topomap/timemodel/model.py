@@ -346,10 +346,9 @@ class TimeModel:
     def level_arrays(self, machine: Machine, needed: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Hockney alpha and bandwidth of every LCA level of ``machine`` (NaN
         for levels not ``needed`` that have no class)."""
-        cls = [self.classes[c] if c else LinkClass(0, 1) for c in self.level_classes(machine, needed)]
-        names = self.level_classes(machine, needed)
-        alpha = np.array([c.alpha if n else np.nan for c, n in zip(cls, names)])
-        return alpha, np.array([c.bandwidth if n else np.nan for c, n in zip(cls, names)])
+        cls = [self.classes[c] if c else None for c in self.level_classes(machine, needed)]
+        return (np.array([c.alpha if c else np.nan for c in cls]),
+                np.array([c.bandwidth if c else np.nan for c in cls]))
 
     def level_loggp(self, machine: Machine, needed: Any = None) -> list[LogGP | None]:
         """LogGP parameters of every LCA level (derived where not given; None
