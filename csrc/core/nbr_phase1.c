@@ -21,7 +21,21 @@
       neighbour: the friend exchange is not an edge message];
    5. [an iteration cap, when given, ends the loop for every rank still in it].
    The loop ends because each iteration with a friendship pairs at least one couple, which
-   removes at least theta active edges. */
+   removes at least theta active edges.
+
+   Cumulative combining (cumulative != 0; beyond the papers: 002 s9 and 000 s9 name it as
+   future work, "drop only the offloaded neighbours").  Every rank p holds, per active
+   destination d, an origin set O(p, d), at first {p}.  In step 4 p removes from O_a only
+   CN_off (what p' takes on) and p' only CN_on; for d in CN_on, O(p, d) gains O(p', d) (p'
+   hands those origins' blocks to p in the friend exchange), for d in CN_off p hands O(p, d)
+   to p' and drops d.  A destination p took on stays active, so it counts towards p's
+   friendships and may be handed on or combined again later; p sends O(p, d) to d after its
+   last step that changed it, unless it handed d on.  Each edge's block has one holder at a
+   time, so every edge is still delivered exactly once.  A pair never meets again (their
+   common set is empty afterwards) and still removes |CN| >= theta active edges, so the loop
+   still ends.  The simulator records the same steps (on_idx = what p took on); the final
+   direct sends are O_a less what p took on (those go as combined messages); the origin
+   sets follow from the steps (topomap.neighborhood.flows). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -38,6 +52,7 @@
 typedef struct {
     int32_t n, W;
     uint64_t *out, *in; /* n x W bitsets: O_a, and I_a among ranks in the loop */
+    uint64_t *onl;      /* cumulative combining only, n x W: the destinations each rank took on */
     int32_t *incount;   /* |I_a(q)| */
     int32_t *C;
     uint8_t *inloop;
@@ -127,6 +142,16 @@ static void remove_edges_counted(state *s, int32_t a, const int32_t *cn, int32_t
         s->C[(int64_t)a * n + b] -= acc[b];
         s->C[(int64_t)b * n + a] -= acc[b];
         acc[b] = 0;
+    }
+}
+
+/* Remove the active edges a -> c for the k ranks c of cn, leaving C to a recount. */
+static void drop_edges(state *s, int32_t a, const int32_t *cn, int32_t k)
+{
+    for (int32_t j = 0; j < k; j++) {
+        clear_bit(row_bits(s, s->out, a), cn[j]);
+        clear_bit(row_bits(s, s->in, cn[j]), a);
+        s->incount[cn[j]]--;
     }
 }
 
@@ -305,7 +330,7 @@ static int combine_pairs(state *s, work *w, topomap_nbr_result *r, steps *st, in
                          int32_t nactive, int32_t *npairs, int *recomputed)
 {
     int32_t nchanged = 0;
-    double incremental = 0;
+    double incremental = 0, drops = s->onl ? 1.0 : 2.0; /* active edges each common neighbour loses */
     for (int32_t i = 0; i < nactive; i++) {
         int32_t p = w->active[i], q = w->partner[p];
         if (q < 0) continue;
@@ -321,7 +346,7 @@ static int combine_pairs(state *s, work *w, topomap_nbr_result *r, steps *st, in
         if ((rc = push_step(st, q, t, p, *on_len))) return rc;
         memcpy(r->on_idx + *on_len, s->list + first, sizeof *s->list * (size_t)(k - first));
         *on_len += k - first;
-        for (int32_t j = 0; j < k; j++) incremental += 2.0 * (MEMBER_COST * s->incount[s->list[j]] + s->W);
+        for (int32_t j = 0; j < k; j++) incremental += drops * (MEMBER_COST * s->incount[s->list[j]] + s->W);
         /* each rank of the pair then writes up to nactive entries of C's columns at random */
         incremental += 2.0 * RANDOM_WRITE_COST * nactive;
         (*npairs)++;
@@ -333,19 +358,20 @@ static int combine_pairs(state *s, work *w, topomap_nbr_result *r, steps *st, in
         /* remove_edges_counted reuses s->list; Alg. 2's chooser and ncand arrays are free now */
         int32_t *cn = w->chooser;
         int32_t k = members(row_bits(s, s->out, p), row_bits(s, s->out, q), s->W, cn);
+        /* p (the lower rank) onloads cn[:first], q the rest; cumulatively each keeps its own
+           half active and drops only the half its friend takes on */
+        int32_t first = (k + 1) / 2;
+        const int32_t *p_drops = s->onl ? cn + first : cn, *q_drops = cn;
+        int32_t p_k = s->onl ? k - first : k, q_k = s->onl ? first : k;
+        if (s->onl)
+            for (int32_t j = 0; j < k; j++) set_bit(row_bits(s, s->onl, j < first ? p : q), cn[j]);
         if (!*recomputed) {
-            remove_edges_counted(s, p, cn, k, w->acc, w->ncand);
-            remove_edges_counted(s, q, cn, k, w->acc, w->ncand);
+            remove_edges_counted(s, p, p_drops, p_k, w->acc, w->ncand);
+            remove_edges_counted(s, q, q_drops, q_k, w->acc, w->ncand);
             continue;
         }
-        for (int32_t j = 0; j < k; j++) {
-            int32_t c = cn[j];
-            clear_bit(row_bits(s, s->out, p), c);
-            clear_bit(row_bits(s, s->out, q), c);
-            clear_bit(row_bits(s, s->in, c), p);
-            clear_bit(row_bits(s, s->in, c), q);
-            s->incount[c] -= 2;
-        }
+        drop_edges(s, p, p_drops, p_k);
+        drop_edges(s, q, q_drops, q_k);
     }
     if (*recomputed) recount(s, w->changed, nchanged, w->is_changed, w->active, nactive);
     for (int32_t i = 0; i < nchanged; i++) w->is_changed[w->changed[i]] = 0;
@@ -392,7 +418,7 @@ static int run(const topomap_nbr_input *in, state *s, work *w, topomap_nbr_resul
         int recomputed = 0;
         int64_t before = on_len;
         if ((rc = combine_pairs(s, w, r, &st, &on_len, t, nactive, &pairs, &recomputed))) goto done;
-        removed += 2 * (on_len - before);
+        removed += (s->onl ? 1 : 2) * (on_len - before);
         r->it_active[t] = nactive;
         r->it_pairs[t] = pairs;
         r->it_recomputed[t] = recomputed;
@@ -437,7 +463,9 @@ static int run(const topomap_nbr_input *in, state *s, work *w, topomap_nbr_resul
     free(r->on_idx);
     r->on_idx = on_sorted;
     free(slot);
-    /* the final direct sends: what is left of O_a */
+    /* the final direct sends: what is left of O_a, less (cumulatively) what was taken on */
+    if (s->onl)
+        for (int64_t i = 0; i < (int64_t)n * s->W; i++) s->out[i] &= ~s->onl[i];
     int64_t total = 0;
     for (int32_t p = 0; p < n; p++) {
         r->final_ptr[p] = total;
@@ -466,11 +494,12 @@ int topomap_nbr_phase1(const topomap_nbr_input *in, topomap_nbr_result *r)
     if (rc) return rc;
     int32_t n = in->n;
     int64_t E = in->out_ptr[n];
-    state s = {n, (n + 63) / 64, NULL, NULL, NULL, NULL, NULL, NULL};
+    state s = {n, (n + 63) / 64, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     work w = {0};
     size_t N = (size_t)n, bits = N * (size_t)s.W;
     s.out = calloc(bits, sizeof *s.out);
     s.in = calloc(bits, sizeof *s.in);
+    s.onl = in->cumulative ? calloc(bits, sizeof *s.onl) : NULL;
     s.incount = calloc(N, sizeof *s.incount);
     s.C = malloc(sizeof *s.C * N * N);
     s.inloop = malloc(N);
@@ -479,7 +508,7 @@ int topomap_nbr_phase1(const topomap_nbr_input *in, topomap_nbr_result *r)
     w.is_changed = calloc(N, 1);
     int32_t **ints[] = {&w.flen,  &w.active, &w.changed, &w.partner, &w.fin, &w.ncand,
                         &w.choice, &w.old,    &w.chooser, &w.cursor,  &w.acc};
-    int ok = s.out && s.in && s.incount && s.C && s.inloop && s.list && w.fptr && w.is_changed;
+    int ok = s.out && s.in && (s.onl || !in->cumulative) && s.incount && s.C && s.inloop && s.list && w.fptr && w.is_changed;
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) ok &= (*ints[i] = calloc(N, sizeof(int32_t))) != NULL;
     ok &= (w.cptr = calloc(N + 1, sizeof *w.cptr)) != NULL;
     ok &= (w.keys = calloc(N, sizeof *w.keys)) != NULL;
@@ -512,6 +541,7 @@ int topomap_nbr_phase1(const topomap_nbr_input *in, topomap_nbr_result *r)
 cleanup:
     free(s.out);
     free(s.in);
+    free(s.onl);
     free(s.incount);
     free(s.C);
     free(s.inloop);

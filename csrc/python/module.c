@@ -133,6 +133,9 @@ static PyMethodDef methods[] = {
     {"map_recursive", (PyCFunction)(void (*)(void))pytopomap_map_recursive, METH_VARARGS | METH_KEYWORDS,
      "map_recursive(machine, indptr, indices, bytes, alloc, capacity, seed=0, progress=None, context=1, coords=None, "
      "ring=None) -> pe_of"},
+    {"map_topdown", (PyCFunction)(void (*)(void))pytopomap_map_topdown, METH_VARARGS | METH_KEYWORDS,
+     "map_topdown(machine, indptr, indices, bytes, alloc, capacity, seed=0, progress=None, order, gap, context=1, "
+     "sweeps=4, depth=2, max_partners=64) -> pe_of"},
     {"map_rcm", (PyCFunction)(void (*)(void))pytopomap_map_rcm, METH_VARARGS | METH_KEYWORDS,
      "map_rcm(machine, indptr, indices, bytes, alloc, capacity, seed=0, progress=None, start=0) -> pe_of"},
     {"rcm_order", pytopomap_rcm_order, METH_VARARGS, "rcm_order(xadj, adjncy, start) -> reverse Cuthill-McKee order"},
@@ -196,7 +199,8 @@ static PyMethodDef methods[] = {
     {"coll_order", pytopomap_coll_order, METH_VARARGS, "coll_order(heuristic, p) -> (order, ref)"},
     {"coll_reorder", pytopomap_coll_reorder, METH_VARARGS, "coll_reorder(machine, pes, heuristic, seed) -> old_of_new"},
     {"nbr_phase1", (PyCFunction)(void (*)(void))pytopomap_nbr_phase1, METH_VARARGS | METH_KEYWORDS,
-     "nbr_phase1(out_ptr, out_idx, theta, max_iterations=0, node=None, progress=None) -> dict of the pattern T"},
+     "nbr_phase1(out_ptr, out_idx, theta, max_iterations=0, node=None, progress=None, distance=None, nnodes=0, "
+     "cumulative=False) -> dict of the pattern T"},
     {"gpu_loads", pytopomap_gpu_loads, METH_VARARGS,
      "gpu_loads(bandwidth, route_ptr, route_chan, nic, indptr, indices, bytes, node_of, ep_of, nnodes) -> load"},
     {"magc_greedy", pytopomap_magc_greedy, METH_VARARGS,

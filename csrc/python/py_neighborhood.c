@@ -13,12 +13,12 @@ static PyObject *take(void *data, npy_intp len, int type, size_t item)
 PyObject *pytopomap_nbr_phase1(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"out_ptr", "out_idx", "theta",    "max_iterations",
-                             "node",    "progress", "distance", "nnodes", NULL};
+    static char *kwlist[] = {"out_ptr",  "out_idx", "theta",      "max_iterations", "node",
+                             "progress", "distance", "nnodes", "cumulative",     NULL};
     PyObject *po, *io, *no = Py_None, *cb = Py_None, *dobj = Py_None;
-    int theta, max_iterations = 0, nnodes = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOi|iOOOi", kwlist, &po, &io, &theta, &max_iterations, &no, &cb,
-                                     &dobj, &nnodes))
+    int theta, max_iterations = 0, nnodes = 0, cumulative = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOi|iOOOip", kwlist, &po, &io, &theta, &max_iterations, &no, &cb,
+                                     &dobj, &nnodes, &cumulative))
         return NULL;
     if (pytopomap_progress_check(cb)) return NULL;
     PyArrayObject *ptr = pytopomap_array(po, NPY_INT64, -1, "out_ptr"), *idx = NULL, *node = NULL, *dist = NULL;
@@ -46,7 +46,7 @@ PyObject *pytopomap_nbr_phase1(PyObject *self, PyObject *args, PyObject *kw)
     pytopomap_progress pg = {cb, NULL, "neighbourhood phase 1"};
     topomap_nbr_input in = {(int32_t)n, pp, PyArray_DATA(idx), theta, max_iterations,
                             node ? PyArray_DATA(node) : NULL, pytopomap_progress_cb, &pg,
-                            dist ? PyArray_DATA(dist) : NULL, nnodes};
+                            dist ? PyArray_DATA(dist) : NULL, nnodes, cumulative};
     topomap_nbr_result r;
     pg.ts = PyEval_SaveThread();
     int rc = topomap_nbr_phase1(&in, &r);

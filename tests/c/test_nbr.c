@@ -12,7 +12,7 @@ static void two_friends(void)
 {
     int64_t ptr[] = {0, 4, 8, 8, 8, 8, 8};
     int32_t idx[] = {2, 3, 4, 5, 2, 3, 4, 5};
-    topomap_nbr_input in = {6, ptr, idx, 4, 0, NULL, NULL, NULL, NULL, 0};
+    topomap_nbr_input in = {6, ptr, idx, 4, 0, NULL, NULL, NULL, NULL, 0, 0};
     topomap_nbr_result r;
     CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_OK);
     CHECK(r.nsteps == 2 && r.iterations == 1);
@@ -36,7 +36,7 @@ static void odd_split(void)
 {
     int64_t ptr[] = {0, 5, 10, 10, 10, 10, 10, 10};
     int32_t idx[] = {6, 5, 4, 3, 2, 2, 3, 4, 5, 6};
-    topomap_nbr_input in = {7, ptr, idx, 4, 0, NULL, NULL, NULL, NULL, 0};
+    topomap_nbr_input in = {7, ptr, idx, 4, 0, NULL, NULL, NULL, NULL, 0, 0};
     topomap_nbr_result r;
     CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_OK);
     CHECK(r.nsteps == 2 && r.on_ptr[1] == 3 && r.on_ptr[2] == 5);
@@ -51,7 +51,7 @@ static void chain(void)
     /* 0 -> 3..7, 1 -> 3..7 and 8, 2 -> 5..8 */
     int64_t ptr[] = {0, 5, 11, 15, 15, 15, 15, 15, 15, 15};
     int32_t idx[] = {3, 4, 5, 6, 7, 3, 4, 5, 6, 7, 8, 5, 6, 7, 8};
-    topomap_nbr_input in = {9, ptr, idx, 4, 0, NULL, NULL, NULL, NULL, 0};
+    topomap_nbr_input in = {9, ptr, idx, 4, 0, NULL, NULL, NULL, NULL, 0, 0};
     topomap_nbr_result r;
     CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_OK);
     CHECK(r.iterations == 1 && r.it_rounds[0] == 2 && r.it_pairs[0] == 1);
@@ -72,7 +72,7 @@ static void path_cost(void)
     int64_t ptr[] = {0, 5, 10, 14, 14, 14, 14, 14, 14};
     int32_t idx[] = {3, 4, 5, 6, 7, 3, 4, 5, 6, 7, 3, 4, 5, 6};
     int32_t node[] = {0, 1, 2, 0, 0, 0, 0, 0}, dist[] = {0, 3, 1, 3, 0, 2, 1, 2, 0};
-    topomap_nbr_input in = {8, ptr, idx, 4, 0, NULL, NULL, NULL, NULL, 0};
+    topomap_nbr_input in = {8, ptr, idx, 4, 0, NULL, NULL, NULL, NULL, 0, 0};
     topomap_nbr_result r;
     CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_OK && r.step_friend[0] == 1);
     topomap_nbr_free(&r);
@@ -97,11 +97,39 @@ static void path_cost(void)
     topomap_nbr_free(&r);
 }
 
+/* Cumulative combining: 0, 1, 2 all send to 3..6 (theta 2).  Iteration 0 pairs 0-1 (0 takes
+   on {3, 4}, 1 {5, 6}), and 2 finds no partner.  The paper's algorithm stops there (2 sends its
+   four directly); cumulatively 0 and 1 keep what they took on, so 0 and 2 still share {3, 4}
+   (iteration 1: 0 takes 3, 2 takes 4) and then 1 and 2 share {5, 6} (iteration 2: 1 takes 5,
+   2 takes 6).  Nothing is sent directly: every destination gets one message of all three. */
+static void cumulative(void)
+{
+    int64_t ptr[] = {0, 4, 8, 12, 12, 12, 12, 12};
+    int32_t idx[] = {3, 4, 5, 6, 3, 4, 5, 6, 6, 5, 4, 3};
+    topomap_nbr_input in = {7, ptr, idx, 2, 0, NULL, NULL, NULL, NULL, 0, 0};
+    topomap_nbr_result r;
+    CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_OK);
+    CHECK(r.iterations == 1 && r.nsteps == 2 && r.final_ptr[3] - r.final_ptr[2] == 4);
+    topomap_nbr_free(&r);
+    in.cumulative = 1;
+    CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_OK);
+    CHECK(r.iterations == 3 && r.nsteps == 6 && r.final_ptr[7] == 0);
+    CHECK(r.step_ptr[1] == 2 && r.step_ptr[2] == 4 && r.step_ptr[3] == 6);
+    int32_t iter[] = {0, 1, 0, 2, 1, 2}, fr[] = {1, 2, 0, 2, 0, 1};
+    int64_t on_ptr[] = {0, 2, 3, 5, 6, 7, 8};
+    int32_t on[] = {3, 4, 3, 5, 6, 5, 4, 6};
+    for (int i = 0; i < 6; i++) CHECK(r.step_iter[i] == iter[i] && r.step_friend[i] == fr[i]);
+    for (int i = 0; i < 7; i++) CHECK(r.on_ptr[i] == on_ptr[i]);
+    for (int i = 0; i < 8; i++) CHECK(r.on_idx[i] == on[i]);
+    CHECK(r.done_iter[0] == 2 && r.done_iter[1] == 3 && r.done_iter[2] == 3);
+    topomap_nbr_free(&r);
+}
+
 static void errors(void)
 {
     int64_t ptr[] = {0, 2, 2};
     int32_t dup[] = {1, 1}, out[] = {0, 2};
-    topomap_nbr_input in = {2, ptr, dup, 4, 0, NULL, NULL, NULL, NULL, 0};
+    topomap_nbr_input in = {2, ptr, dup, 4, 0, NULL, NULL, NULL, NULL, 0, 0};
     topomap_nbr_result r;
     CHECK(topomap_nbr_phase1(&in, &r) == TOPOMAP_EINVAL && strstr(topomap_last_error(), "twice"));
     topomap_nbr_free(&r);
@@ -119,6 +147,7 @@ int main(void)
     odd_split();
     chain();
     path_cost();
+    cumulative();
     errors();
     return check_report();
 }

@@ -22,8 +22,8 @@ __all__ = ["combine"]
 
 
 def combine(graph: NeighborGraph, theta: int = 4, *, max_iterations: int | None = None,
-            node: Sequence[int] | None = None, distance: np.ndarray | None = None, backend: str = "c",
-            progress: Callable[[float], object] | None = None) -> CombiningPattern:
+            node: Sequence[int] | None = None, distance: np.ndarray | None = None, cumulative: bool = False,
+            backend: str = "c", progress: Callable[[float], object] | None = None) -> CombiningPattern:
     """Run Phase 1 for all ranks of ``graph`` and return their combining pattern T.
 
     Parameters
@@ -47,6 +47,13 @@ def combine(graph: NeighborGraph, theta: int = 4, *, max_iterations: int | None 
         so rank p prefers the friend q of smallest ``distance[node[p], node[q]]``, then (as
         the paper) the most common neighbours, then the lowest rank.  This replaces the
         same-node rule (a friend on the same node costs 0 when the diagonal is 0).
+    cumulative : bool
+        Cumulative combining ("beyond the papers", their future work): a paired rank drops
+        only the neighbours its friend takes on and keeps those it takes on, so a neighbour
+        may be combined again in a later iteration and a message may carry the blocks of any
+        number of origins (defined in csrc/core/nbr_phase1.c; origins per message from
+        :meth:`CombiningPattern.flows`).  False: the paper's algorithm, each neighbour
+        combined at most once.
     backend : {"c", "python"}
         The C simulator or the slow set-based reference.
     progress : callable, optional
@@ -63,6 +70,10 @@ def combine(graph: NeighborGraph, theta: int = 4, *, max_iterations: int | None 
     >>> t.check(moore_graph((8, 8), 2))
     >>> int(t.stats()["sends"].max()) < 24
     True
+    >>> c = combine(moore_graph((8, 8), 2), cumulative=True)
+    >>> c.check(moore_graph((8, 8), 2))
+    >>> max(len(o) for _, _, o in c.receives(0)) > 2
+    True
     """
     if not isinstance(theta, (int, np.integer)) or theta < 1:
         raise NeighborhoodError(f"theta must be an integer >= 1, got {theta!r}")
@@ -74,15 +85,16 @@ def combine(graph: NeighborGraph, theta: int = 4, *, max_iterations: int | None 
         raise NeighborhoodError(f"node needs one entry per rank ({graph.n}), got shape {nodes.shape}")
     dist = None if distance is None else _check_distance(distance, nodes)
     if backend == "python":
-        return _from_reference(phase1_reference(graph, int(theta), max_iterations=cap, node=nodes, distance=dist),
-                               graph.n, int(theta))
+        return _from_reference(phase1_reference(graph, int(theta), max_iterations=cap, node=nodes, distance=dist,
+                                                cumulative=bool(cumulative)), graph.n, int(theta), bool(cumulative))
     if backend != "c":
         raise NeighborhoodError(f"backend must be 'c' or 'python', got {backend!r}")
     r = _core.nbr_phase1(graph.out_ptr, graph.out_idx, int(theta), cap, nodes, progress,
-                         None if dist is None else dist.ravel(), 0 if dist is None else dist.shape[0])
+                         None if dist is None else dist.ravel(), 0 if dist is None else dist.shape[0],
+                         bool(cumulative))
     its = {k[3:]: r.pop(k) for k in list(r) if k.startswith("it_")}
     seconds = r.pop("seconds")
-    return CombiningPattern(graph.n, int(theta), iterations=its, seconds=seconds, **r)
+    return CombiningPattern(graph.n, int(theta), iterations=its, seconds=seconds, cumulative=bool(cumulative), **r)
 
 
 def _check_distance(distance: np.ndarray, nodes: np.ndarray | None) -> np.ndarray:
@@ -101,7 +113,7 @@ def _check_distance(distance: np.ndarray, nodes: np.ndarray | None) -> np.ndarra
     return d.astype(np.int32)
 
 
-def _from_reference(r: dict, n: int, theta: int) -> CombiningPattern:
+def _from_reference(r: dict, n: int, theta: int, cumulative: bool) -> CombiningPattern:
     steps = r["steps"]
     step_ptr = np.zeros(n + 1, dtype=np.int64)
     step_ptr[1:] = np.cumsum([len(s) for s in steps])
@@ -117,4 +129,4 @@ def _from_reference(r: dict, n: int, theta: int) -> CombiningPattern:
         i32([q for s in flat for q in s[2]]), final_ptr, i32([q for f in r["final"] for q in f]),
         i32(r["done_iter"]), i32(r["friends0"]), i32(r["alg2_rounds"]),
         iterations={"active": stats[:, 0].astype(np.int32), "pairs": stats[:, 1].astype(np.int32),
-                    "rounds": stats[:, 2].astype(np.int32), "messages": stats[:, 3]})
+                    "rounds": stats[:, 2].astype(np.int32), "messages": stats[:, 3]}, cumulative=cumulative)

@@ -6,7 +6,9 @@ stages per Alg. 1 iteration t (the friend exchanges of t, m bytes each way, then
 messages of t, 2m bytes) and a final stage of direct messages; ``sync="ranks"`` lets a rank
 go on as soon as its own receives of a stage are in, like the schedule's WAITs.  The default
 ``method="loggp"`` sends a rank's messages one after another, which is what combining saves;
-the pack/unpack copies are not modelled.
+the pack/unpack copies are not modelled.  With cumulative combining a friend exchange carries
+one block per origin handed over and a combined message one per origin it delivers, sent in
+the stage of the holder's last step for that destination.
 """
 
 from __future__ import annotations
@@ -42,8 +44,16 @@ def allgather_stages(graph: NeighborGraph, pattern: CombiningPattern | None, nby
         return [Pattern.from_edges(src, graph.out_idx, float(nbytes), n=n)]
     owner = np.repeat(np.arange(n), np.diff(pattern.step_ptr))
     stages = []
+    handed = _handed_blocks(pattern) if pattern.cumulative else None
+    fl = pattern.flows() if pattern.cumulative else None
     for t in range(int(pattern.step_iter.max(initial=-1)) + 1):
         at = np.flatnonzero(pattern.step_iter == t)
+        if fl is not None:
+            # the friend hands the step's rank one block per origin
+            stages.append(Pattern.from_edges(pattern.step_friend[at], owner[at], nbytes * handed[at], n=n))
+            m = np.flatnonzero(fl.msg_step == t)
+            stages.append(Pattern.from_edges(fl.msg_sender[m], fl.msg_dest[m], nbytes * np.diff(fl.msg_ptr)[m], n=n))
+            continue
         stages.append(Pattern.from_edges(owner[at], pattern.step_friend[at], float(nbytes), n=n))
         sizes = np.diff(pattern.on_ptr)[at]
         src = np.repeat(owner[at], sizes)
@@ -52,6 +62,17 @@ def allgather_stages(graph: NeighborGraph, pattern: CombiningPattern | None, nby
     src = np.repeat(np.arange(n), np.diff(pattern.final_ptr))
     stages.append(Pattern.from_edges(src, pattern.final_idx, float(nbytes), n=n))
     return stages
+
+
+def _handed_blocks(pattern: CombiningPattern) -> np.ndarray:
+    """Per step: the distinct origins whose blocks the friend hands over (an allgather sends
+    each origin's block once, whatever destinations it serves)."""
+    fl = pattern.flows()
+    nsteps = pattern.step_iter.size
+    ent_step = np.repeat(np.arange(nsteps, dtype=np.int64), np.diff(pattern.on_ptr))
+    step_of = ent_step[np.repeat(np.arange(ent_step.size), np.diff(fl.take_ptr))]
+    pairs = np.unique(step_of * pattern.n + fl.take_org)
+    return np.bincount(pairs // pattern.n, minlength=nsteps).astype(float)
 
 
 def predict_latency(graph: NeighborGraph, pattern: CombiningPattern, where: Any, mapping: Any,

@@ -6,6 +6,12 @@ f and sends one combined message carrying the blocks of origins ``{p, f}`` to ea
 CN_on; f covers CN_off(p) = CN_on(f).  Then p sends directly to what is left of its
 destinations (``final``).  Receives follow: q gets at step t, from p, the origins
 ``sorted({p, f})`` when q is in CN_on of p's step t, and from p directly at the final step.
+
+With cumulative combining (``cumulative=True``, beyond the papers, csrc/core/nbr_phase1.c) CN_on
+is what p takes on at step t: the friend hands over the blocks it holds for those
+destinations, p keeps them and may hand them on or combine them again; it sends each the
+message of all origins it holds after its last step that took it on
+(:mod:`topomap.neighborhood.flows`).
 """
 
 from __future__ import annotations
@@ -16,23 +22,28 @@ from typing import Any
 
 import numpy as np
 
+from .flows import FINAL, Flows, flows
 from .graph import NeighborGraph, NeighborhoodError
 
 __all__ = ["CombiningPattern", "RankPattern", "FINAL"]
 
-#: The step index of the final direct sends and their receives.
-FINAL = -1
+Carried = list[tuple[int, tuple[int, ...]]]
 
 
 @dataclass(frozen=True)
 class RankPattern:
     """What one rank knows of T: its steps (iteration, friend, CN_on, CN_off), its final
-    direct destinations and its receives (step, sender, origins), as Alg. 1 leaves them."""
+    direct destinations and its receives (step, sender, origins), as Alg. 1 leaves them.
+
+    ``carried`` (cumulative combining only, else None): per step, the blocks handed to the
+    friend, those taken from it and the messages sent right after the step, each a list of
+    (destination, origins) in ascending destination order."""
 
     rank: int
     steps: list[tuple[int, int, list[int], list[int]]]
     final: list[int]
     receives: list[tuple[int, int, tuple[int, ...]]]
+    carried: list[tuple[Carried, Carried, Carried]] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,6 +74,7 @@ class CombiningPattern:
     alg2_rounds: np.ndarray
     iterations: dict[str, np.ndarray] = field(default_factory=dict)
     seconds: float = 0.0
+    cumulative: bool = False
 
     _ARRAYS = ("step_ptr", "step_iter", "step_friend", "on_ptr", "on_idx", "final_ptr", "final_idx", "done_iter",
                "friends0", "alg2_rounds")
@@ -88,10 +100,36 @@ class CombiningPattern:
     def rank_view(self, p: int) -> RankPattern:
         """Rank ``p``'s share of T (what the distributed Phase 1 leaves on ``p``)."""
         steps = [(t, f, on, self.offload(p, s)) for s, (t, f, on) in enumerate(self.steps(p))]
-        return RankPattern(p, steps, self.final(p), self.receives(p))
+        if not self.cumulative:
+            return RankPattern(p, steps, self.final(p), self.receives(p))
+        fl = self.flows()
+        sent = {int(fl.msg_dest[m]): fl.msg_org[fl.msg_ptr[m]:fl.msg_ptr[m + 1]]
+                for m in np.flatnonzero(fl.msg_sender == p)}
+        carried = []
+        for s, (t, f, on, off) in zip(range(self.step_ptr[p], self.step_ptr[p + 1]), steps):
+            fs = next(i for i in range(self.step_ptr[f], self.step_ptr[f + 1]) if self.step_iter[i] == t)
+            js, fj = range(self.on_ptr[s], self.on_ptr[s + 1]), range(self.on_ptr[fs], self.on_ptr[fs + 1])
+            carried.append(([(int(self.on_idx[j]), _ints(fl.take_org[fl.take_ptr[j]:fl.take_ptr[j + 1]])) for j in fj],
+                            [(int(self.on_idx[j]), _ints(fl.take_org[fl.take_ptr[j]:fl.take_ptr[j + 1]])) for j in js],
+                            [(int(self.on_idx[j]), _ints(sent[int(self.on_idx[j])])) for j in js if fl.sends[j]]))
+        return RankPattern(p, steps, self.final(p), self.receives(p), carried)
+
+    def flows(self) -> Flows:
+        """Where every block travels (:func:`topomap.neighborhood.flows.flows`), computed once."""
+        fl = self.__dict__.get("_flows")
+        if fl is None:
+            fl = flows(self.n, self.step_ptr, self.step_iter, self.step_friend, self.on_ptr, self.on_idx,
+                       self.final_ptr, self.final_idx)
+            object.__setattr__(self, "_flows", fl)
+        return fl
 
     def receives(self, q: int) -> list[tuple[int, int, tuple[int, ...]]]:
         """(step, sender, origins) of every message rank ``q`` gets; ``FINAL`` steps last."""
+        if self.cumulative:
+            fl = self.flows()
+            lo, hi = np.searchsorted(fl.msg_dest, [q, q + 1])
+            return [(int(fl.msg_step[m]), int(fl.msg_sender[m]), _ints(fl.msg_org[fl.msg_ptr[m]:fl.msg_ptr[m + 1]]))
+                    for m in range(lo, hi)]
         ptr, step, sender, other = self._receive_table()
         out = []
         for i in range(ptr[q], ptr[q + 1]):
@@ -172,16 +210,22 @@ class CombiningPattern:
         """
         nsteps = np.diff(self.step_ptr)
         owner = np.repeat(np.arange(self.n), nsteps)
-        combined = np.bincount(owner, weights=np.diff(self.on_ptr), minlength=self.n).astype(np.int64)
         direct = np.diff(self.final_ptr)
-        recvs = np.diff(self._receive_table()[0]) + nsteps
+        if self.cumulative:
+            fl = self.flows()
+            combined = np.bincount(np.repeat(owner, np.diff(self.on_ptr)), weights=fl.sends,
+                                   minlength=self.n).astype(np.int64)
+            recvs = np.bincount(fl.msg_dest, minlength=self.n) + nsteps
+        else:
+            combined = np.bincount(owner, weights=np.diff(self.on_ptr), minlength=self.n).astype(np.int64)
+            recvs = np.diff(self._receive_table()[0]) + nsteps
         return {"steps": nsteps, "friends": self.friends0, "sends": nsteps + combined + direct, "recvs": recvs,
                 "iterations": self.done_iter, "rounds": self.alg2_rounds}
 
     # ---- serialisation ----------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (lists of ints); :meth:`from_dict` reads it back."""
-        d: dict[str, Any] = {"n": self.n, "theta": self.theta, "seconds": self.seconds}
+        d: dict[str, Any] = {"n": self.n, "theta": self.theta, "seconds": self.seconds, "cumulative": self.cumulative}
         d.update({k: getattr(self, k).tolist() for k in self._ARRAYS})
         d["iterations"] = {k: v.tolist() for k, v in self.iterations.items()}
         return d
@@ -200,7 +244,8 @@ class CombiningPattern:
         dt = {"step_ptr": np.int64, "on_ptr": np.int64, "final_ptr": np.int64}
         arrays = {k: np.asarray(d[k], dtype=dt.get(k, np.int32)) for k in cls._ARRAYS}
         its = {k: np.asarray(v) for k, v in d.get("iterations", {}).items()}
-        return cls(int(d["n"]), int(d["theta"]), iterations=its, seconds=float(d.get("seconds", 0.0)), **arrays)
+        return cls(int(d["n"]), int(d["theta"]), iterations=its, seconds=float(d.get("seconds", 0.0)),
+                   cumulative=bool(d.get("cumulative", False)), **arrays)
 
     def to_json(self) -> str:
         """The pattern as JSON text."""
@@ -210,3 +255,7 @@ class CombiningPattern:
     def from_json(cls, text: str) -> "CombiningPattern":
         """Read :meth:`to_json`'s text."""
         return cls.from_dict(json.loads(text))
+
+
+def _ints(a: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(x) for x in a)

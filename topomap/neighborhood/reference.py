@@ -82,9 +82,10 @@ def match_round_robin(friends: dict[int, dict[int, int]], node: Sequence[int] | 
 
 
 def phase1_reference(graph: NeighborGraph, theta: int = 4, *, max_iterations: int = 0,
-                     node: Sequence[int] | None = None, distance: Sequence[Sequence[int]] | None = None
-                     ) -> dict:
+                     node: Sequence[int] | None = None, distance: Sequence[Sequence[int]] | None = None,
+                     cumulative: bool = False) -> dict:
     """Phase 1 for every rank of ``graph`` on sets; the same dict keys as the C core's.
+    ``cumulative``: each rank of a pair drops only the half its friend takes on (nbr_phase1.c).
 
     Examples
     --------
@@ -96,6 +97,7 @@ def phase1_reference(graph: NeighborGraph, theta: int = 4, *, max_iterations: in
     """
     n = graph.n
     out = [set(graph.destinations(p).tolist()) for p in range(n)]
+    taken: list[set[int]] = [set() for _ in range(n)]
     inloop = set(range(n))
     steps: list[list[tuple[int, int, list[int]]]] = [[] for _ in range(n)]
     done_iter = [0] * n
@@ -128,9 +130,12 @@ def phase1_reference(graph: NeighborGraph, theta: int = 4, *, max_iterations: in
             first = (len(cn) + 1) // 2
             steps[p].append((t, q, cn[:first]))
             steps[q].append((t, p, cn[first:]))
-            out[p] -= set(cn)
-            out[q] -= set(cn)
+            out[p] -= set(cn[first:] if cumulative else cn)
+            out[q] -= set(cn[:first] if cumulative else cn)
+            taken[p] |= set(cn[:first])
+            taken[q] |= set(cn[first:])
         stats.append((len(friends), len(partner) // 2, max(fin.values()) + 1, messages))
         t += 1
-    return {"steps": steps, "final": [sorted(o) for o in out], "done_iter": done_iter, "friends0": friends0,
-            "alg2_rounds": rounds, "iterations": stats}
+    # the final direct sends: what is left, less (cumulatively) what each rank took on
+    return {"steps": steps, "final": [sorted(o - k) for o, k in zip(out, taken)], "done_iter": done_iter,
+            "friends0": friends0, "alg2_rounds": rounds, "iterations": stats}

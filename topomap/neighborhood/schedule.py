@@ -3,8 +3,10 @@ schedule of SEND / RECV / COPY / WAIT operations with byte offsets, for neighbou
 alltoall and alltoallv, and the naive schedule (one send and one receive per neighbour).
 
 Buffers are named by number: :data:`SENDBUF`, :data:`RECVBUF` and :data:`TMP` (scratch of
-``tmp_bytes``).  A combined message carries the blocks of its two origins in ascending rank
-order.  Choices beyond the paper: direct (final) messages are received straight into the
+``tmp_bytes``).  A combined message carries the blocks of its origins in ascending rank
+order (two, or with cumulative combining any number; a friend exchange then carries every
+block handed over, allgather blocks once per origin, alltoall blocks by destination, then
+origin).  Choices beyond the paper: direct (final) messages are received straight into the
 receive buffer, not through scratch; the combined message of an allgather is built once and
 sent to every onloaded neighbour; a rank's schedule ends with one WAIT, which completes its
 sends.  Tags: :data:`TAG_DATA` for edge messages, :data:`TAG_FRIEND` for friend exchanges
@@ -205,12 +207,13 @@ def naive_schedule(graph: NeighborGraph, p: int, layout: Layout) -> Schedule:
 
 
 def build_schedule(view: RankPattern, destinations: Sequence[int], sources: Sequence[int], layout: Layout,
-                   kind: str, friend_size: Callable[[int, int], int]) -> Schedule:
+                   kind: str, block_size: Callable[[int, int], int]) -> Schedule:
     """Alg. 3 for one rank: its combined schedule for ``kind`` from its share of T.
 
     ``destinations``/``sources``: the rank's neighbour lists (block order of ``layout``);
-    ``friend_size(f, q)``: the size of friend f's block for destination q (what the rank must
-    know to split a friend exchange; in MPI the friends swap these counts once).
+    ``block_size(o, q)``: the size of origin o's block for destination q, for the blocks a
+    friend hands over (the friend's own without cumulative combining; what the rank must know
+    to split a friend exchange; in MPI the friends swap these counts once).
 
     Examples
     --------
@@ -229,10 +232,15 @@ def build_schedule(view: RankPattern, destinations: Sequence[int], sources: Sequ
     recvs = view.receives
     times = sorted({s[0] for s in view.steps} | {t for t, _, _ in recvs if t != FINAL})
     ops = _Ops()
+    store = _own_blocks(view.rank, destinations, layout, kind)
     for t in times:
-        for ts, f, on, off in view.steps:
-            if ts == t:
-                _combine_step(ops, view.rank, f, on, off, dpos, layout, kind, friend_size)
+        for i, (ts, f, on, off) in enumerate(view.steps):
+            if ts != t:
+                continue
+            if view.carried is None:
+                _combine_step(ops, view.rank, f, on, off, dpos, layout, kind, block_size)
+            else:
+                _cumulative_step(ops, f, view.carried[i], store, kind, block_size)
         _receive_block(ops, [r for r in recvs if r[0] == t], spos, layout)
     for q in view.final:
         i = dpos[q]
@@ -244,7 +252,7 @@ def build_schedule(view: RankPattern, destinations: Sequence[int], sources: Sequ
 
 
 def _combine_step(ops: _Ops, p: int, f: int, on: list[int], off: list[int], dpos: dict[int, int], layout: Layout,
-                  kind: str, friend_size: Callable[[int, int], int]) -> None:
+                  kind: str, block_size: Callable[[int, int], int]) -> None:
     mine_first = p < f
     if kind == "allgather":
         m = int(layout.send_size[0]) if layout.send_size.size else 0
@@ -265,7 +273,7 @@ def _combine_step(ops: _Ops, p: int, f: int, on: list[int], off: list[int], dpos
     for q, size in zip(off, out_sizes):
         ops.copy(SENDBUF, int(layout.send_off[dpos[q]]), TMP, pos, size)
         pos += size
-    in_sizes = [int(friend_size(f, q)) for q in on]
+    in_sizes = [int(block_size(f, q)) for q in on]
     got = ops.scratch(sum(in_sizes))
     ops.send(f, TAG_FRIEND, TMP, pack, sum(out_sizes))
     ops.recv(f, TAG_FRIEND, TMP, got, sum(in_sizes))
@@ -280,6 +288,64 @@ def _combine_step(ops: _Ops, p: int, f: int, on: list[int], off: list[int], dpos
         ops.copy(TMP, pos, TMP, their_at, theirs)
         pos += theirs
         ops.send(q, TAG_DATA, TMP, comb, mine + theirs)
+
+
+def _own_blocks(p: int, destinations: Sequence[int], layout: Layout, kind: str) -> dict:
+    """Where the rank holds each block, (buffer, offset, bytes), by origin (allgather) or by
+    (origin, destination) (alltoall, alltoallv): at first its own."""
+    if kind == "allgather":
+        return {p: (SENDBUF, 0, int(layout.send_size[0]) if layout.send_size.size else 0)}
+    return {(p, int(q)): (SENDBUF, int(layout.send_off[i]), int(layout.send_size[i]))
+            for i, q in enumerate(destinations)}
+
+
+def _block_keys(carried: list, kind: str) -> list:
+    """The blocks of (destination, origins) entries: one per origin for allgather (all
+    destinations get the same block), else one per (origin, destination)."""
+    if kind == "allgather":
+        return sorted({o for _, origins in carried for o in origins})
+    return [(o, q) for q, origins in carried for o in origins]
+
+
+def _cumulative_step(ops: _Ops, f: int, carried: tuple, store: dict, kind: str,
+                     block_size: Callable[[int, int], int]) -> None:
+    """A step of cumulative combining: hand the friend the blocks it takes on, take its blocks
+    (kept in ``store``, as they may be handed on or combined again), then send the messages
+    whose origins are complete."""
+    handed, taken, sent = carried
+    out = [store[k] for k in _block_keys(handed, kind)]
+    if len(out) == 1:
+        ops.send(f, TAG_FRIEND, out[0][0], out[0][1], out[0][2])
+    else:
+        ops.send(f, TAG_FRIEND, TMP, _pack(ops, out), sum(b[2] for b in out))
+    keys = _block_keys(taken, kind)
+    if kind == "allgather":
+        dest = {o: q for q, origins in taken for o in origins}
+        sizes = [int(block_size(o, dest[o])) for o in keys]
+    else:
+        sizes = [int(block_size(o, q)) for o, q in keys]
+    at = ops.scratch(sum(sizes))
+    ops.recv(f, TAG_FRIEND, TMP, at, sum(sizes))
+    ops.wait()
+    for k, nbytes in zip(keys, sizes):
+        store[k] = (TMP, at, nbytes)
+        at += nbytes
+    built: dict[tuple[int, ...], tuple[int, int]] = {}
+    for q, origins in sent:
+        blocks = [store[o if kind == "allgather" else (o, q)] for o in origins]
+        # an allgather message depends on its origins only: build it once per origin set
+        if kind != "allgather" or origins not in built:
+            built[origins] = (_pack(ops, blocks), sum(b[2] for b in blocks))
+        ops.send(q, TAG_DATA, TMP, *built[origins])
+
+
+def _pack(ops: _Ops, blocks: list[tuple[int, int, int]]) -> int:
+    """Copy blocks one after another into fresh scratch; its offset."""
+    start = pos = ops.scratch(sum(b[2] for b in blocks))
+    for buf, off, nbytes in blocks:
+        ops.copy(buf, off, TMP, pos, nbytes)
+        pos += nbytes
+    return start
 
 
 def _receive_block(ops: _Ops, recvs: list, spos: dict[int, int], layout: Layout) -> None:

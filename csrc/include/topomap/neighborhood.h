@@ -27,13 +27,21 @@ typedef struct {
        rank; this replaces the same-node rule (a same-node friend costs 0 hops). */
     const int32_t *distance;
     int32_t nnodes;
+    /* nonzero: cumulative combining (beyond the papers, note 002 s9 "cumulative combining",
+       000 s9 "drop only the offloaded neighbours"): a paired rank drops only the half of CN
+       it hands to its friend and keeps the half it takes on, so a destination may be combined
+       again in a later iteration, its message then carrying more than two origins */
+    int32_t cumulative;
 } topomap_nbr_input;
 
 /* The pattern T of every rank, owned by the result (topomap_nbr_free).  Rank p's combining
    steps are steps [step_ptr[p], step_ptr[p+1]), in iteration order; step s was taken at
-   Alg. 1 iteration step_iter[s] with friend step_friend[s] and sends the combined message
-   to on_idx[on_ptr[s] .. on_ptr[s+1]) (ascending).  Rank p left the loop at iteration
-   done_iter[p] and then sends directly to final_idx[final_ptr[p] .. final_ptr[p+1]). */
+   Alg. 1 iteration step_iter[s] with friend step_friend[s] and takes on (onloads) the
+   destinations on_idx[on_ptr[s] .. on_ptr[s+1]) (ascending): without cumulative combining it
+   sends each the combined message of origins {p, friend} at once; with it, it keeps them
+   active and sends after the last step that changes their origins (or hands them on).  Rank p
+   left the loop at iteration done_iter[p] and then sends directly (its own block alone) to
+   final_idx[final_ptr[p] .. final_ptr[p+1]): the destinations it still holds and never took on. */
 typedef struct {
     int32_t n, iterations;
     int64_t nsteps;
