@@ -34,3 +34,15 @@ def test_distributed_phase1_gives_the_simulators_pattern(n, seed):
     if n >= 9:
         # combining happens (friend steps are counted from both ends)
         assert r["random0.9"] > 0 and r["moore"] > 0 and r["random0.9"] % 2 == 0
+
+
+@pytest.mark.parametrize("n,seed", [(2, 1), (5, 1), (8, 1), (9, 1)])
+def test_cumulative_collectives_equal_mpi(n, seed):
+    r = results(run(n, "neighborhood_exec.py", str(seed), "cumulative", timeout=300))[0]
+    assert all(k.endswith("/cumulative") for k in r)
+    if n >= 5:
+        assert r["random0.9/cumulative"]["friend_steps"] > 0
+    # blocks combined again: messages of 4 origins (random 0.9 at 8 ranks, seed 1) and more on
+    # the 3 x 3 Moore grid
+    if n >= 8:
+        assert max(v["most_origins"] for v in r.values()) >= 4

@@ -6,7 +6,10 @@ Open MPI 4.1's Neighbor_allgather and Neighbor_alltoall hang when a rank has no 
 (seen here with 5 ranks), so the references are mpi4py's pickled neighbor_allgather (point to
 point inside) and Neighbor_alltoallv with equal counts.
 
-usage: neighborhood_exec.py SEED
+With the argument ``cumulative`` only the combined collectives of cumulative combining
+(topomap.neighborhood.combine(cumulative=True)) are compared, on the same graphs.
+
+usage: neighborhood_exec.py SEED [cumulative]
 """
 
 import numpy as np
@@ -25,10 +28,10 @@ def graphs(n: int, seed: int):
         yield "moore", nb.moore_graph(dims, 1)
 
 
-def compare(comm, dist, g, seed: int, combine: bool) -> dict:
+def compare(comm, dist, g, seed: int, combine: bool, cumulative: bool = False) -> dict:
     r = comm.rank
     nd, ns = g.destinations(r).size, g.sources(r).size
-    nc = NeighborCombiner(dist, combine=combine)
+    nc = NeighborCombiner(dist, combine=combine, cumulative=cumulative)
     rng = np.random.default_rng(seed * 1000 + r)
     # allgather, 3 int32 per block
     send = rng.integers(-2**31, 2**31, size=3, dtype=np.int32)
@@ -71,8 +74,9 @@ def compare(comm, dist, g, seed: int, combine: bool) -> dict:
     check(got.tobytes() == ref.tobytes(), f"persistent alltoallv differs on rank {r}")
     pers.Free()
     sends = comm.allreduce(int(sum(1 for o in nc.view.steps) if combine else 0))
+    widest = comm.allreduce(max((len(o) for _, _, o in nc.view.receives), default=0) if combine else 0, op=MPI.MAX)
     nc.Free()
-    return {"friend_steps": sends}
+    return {"friend_steps": sends, "most_origins": widest}
 
 
 def errors(comm, dist) -> list[str]:
@@ -103,10 +107,15 @@ def errors(comm, dist) -> list[str]:
 
 def body(comm, argv):
     seed = int(argv[0])
+    cumulative = argv[1:] == ["cumulative"]
     out = {}
     for name, g in graphs(comm.size, seed):
         r = comm.rank
         dist = comm.Create_dist_graph_adjacent(g.sources(r).tolist(), g.destinations(r).tolist(), reorder=False)
+        if cumulative:
+            out[f"{name}/cumulative"] = compare(comm, dist, g, seed, True, cumulative=True)
+            dist.Free()
+            continue
         for combine in (True, False):
             out[f"{name}/{'combined' if combine else 'naive'}"] = compare(comm, dist, g, seed, combine)
         if name == "random0.9":

@@ -59,6 +59,10 @@ class NeighborCombiner:
         A T computed beforehand (the same on every rank), or "distributed" to run Phase 1
         over the communicator (:func:`distributed_phase1`, each rank knowing only its own
         neighbourhood); default: Phase 1 simulated from the gathered lists (same T).
+    cumulative : bool
+        Cumulative combining in Phase 1 (beyond the papers, see
+        :func:`topomap.neighborhood.combine`): messages may carry any number of origins.  A
+        given ``pattern`` must have been computed with the same setting.
 
     Examples
     --------
@@ -74,7 +78,7 @@ class NeighborCombiner:
 
     def __init__(self, comm: Any, sources: Sequence[int] | None = None,
                  destinations: Sequence[int] | None = None, *, theta: int = 4, combine: bool = True,
-                 pattern: Any = None) -> None:
+                 pattern: Any = None, cumulative: bool = False) -> None:
         MPI = mpi()
         if (sources is None) != (destinations is None):
             raise ValueError("give both sources and destinations, or neither")
@@ -90,10 +94,13 @@ class NeighborCombiner:
         self.combined = bool(combine)
         self.view: RankPattern | None = None
         if self.combined and isinstance(pattern, str) and pattern == "distributed":
-            self.view = distributed_phase1(comm, srcs, dsts, theta=theta)[0]
+            self.view = distributed_phase1(comm, srcs, dsts, theta=theta, cumulative=cumulative)[0]
         elif self.combined:
-            t = pattern if pattern is not None else from_root(comm, lambda: _combine(self.graph, theta),
-                                                              "NeighborCombiner phase 1")
+            if pattern is not None and bool(pattern.cumulative) != bool(cumulative):
+                raise ValueError(f"the given pattern has cumulative={pattern.cumulative}, the call "
+                                 f"cumulative={cumulative}")
+            t = pattern if pattern is not None else from_root(
+                comm, lambda: _combine(self.graph, theta, cumulative), "NeighborCombiner phase 1")
             self.view = t.rank_view(self.rank)
         self.comm = comm.Dup()
         self._MPI = MPI
@@ -152,15 +159,18 @@ class NeighborCombiner:
         return sb, rb, sched
 
     def _friend_sizes(self, lay: Layout) -> dict[tuple[int, int], int]:
-        """Swap with each friend the sizes of the blocks it will forward (thesis s6, Alg. 6.3)."""
-        dpos = {int(q): i for i, q in enumerate(self.graph.destinations(self.rank))}
-        reqs = [self.comm.isend([int(lay.send_size[dpos[q]]) for q in off], dest=f, tag=8)
-                for _, f, _, off in self.view.steps]
-        sizes = {}
-        for _, f, on, _ in self.view.steps:
-            for q, size in zip(on, self.comm.recv(source=f, tag=8)):
-                sizes[(f, q)] = size
-        self._MPI.Request.waitall(reqs)
+        """Swap with each friend the sizes of the blocks it will forward (thesis s6, Alg. 6.3):
+        (origin, destination) -> bytes.  Step by step, since with cumulative combining a rank
+        hands on blocks whose sizes an earlier friend told it."""
+        p, view = self.rank, self.view
+        sizes = {(p, int(q)): int(size) for q, size in zip(self.graph.destinations(p), lay.send_size)}
+        for i, (_, f, on, off) in enumerate(view.steps):
+            handed, taken, _ = (view.carried[i] if view.carried is not None
+                                else ([(q, (p,)) for q in off], [(q, (f,)) for q in on], []))
+            req = self.comm.isend([sizes[(o, q)] for q, origins in handed for o in origins], dest=f, tag=8)
+            got = self.comm.recv(source=f, tag=8)
+            sizes.update(zip([(o, q) for q, origins in taken for o in origins], got))
+            req.wait()
         return sizes
 
     # ---- the calls -------------------------------------------------------------------
@@ -215,14 +225,16 @@ class NeighborCombiner:
 
 def distributed_phase1(comm: Any, sources: Sequence[int] | None = None, destinations: Sequence[int] | None = None,
                        *, theta: int = 4, max_iterations: int | None = None,
-                       node: Sequence[int] | None = None) -> tuple[RankPattern, dict]:
+                       node: Sequence[int] | None = None, cumulative: bool = False) -> tuple[RankPattern, dict]:
     """Phase 1 over ``comm``, each rank holding only its own lists (collective).
 
     The lists default to ``comm.Get_dist_neighbors()``.  Before any neighbour message, every
     rank learns (one ``Alltoall`` of flags) which ranks list it as a destination and compares
     that with its sources; a disagreement or ``theta < 1`` raises
     :class:`~topomap.mpi.CollectiveError` on every rank.  The result is the rank's share of the
-    same T as :func:`topomap.neighborhood.combine` (tests/mpi/neighborhood_phase1.py).
+    same T as :func:`topomap.neighborhood.combine` with the same ``theta``, ``max_iterations``,
+    ``node`` and ``cumulative`` (tests/mpi/neighborhood_phase1.py); with ``cumulative`` its
+    :attr:`~topomap.neighborhood.RankPattern.carried` origins too.
 
     Examples
     --------
@@ -255,13 +267,13 @@ def distributed_phase1(comm: Any, sources: Sequence[int] | None = None, destinat
     dup = comm.Dup()
     try:
         return phase1_rank(dup, comm.rank, srcs, dsts, int(theta), max_iterations=int(max_iterations or 0),
-                           node=node)
+                           node=node, cumulative=bool(cumulative))
     finally:
         dup.Free()
 
 
-def _combine(graph: NeighborGraph, theta: int) -> Any:
-    return combine(graph, theta=theta)
+def _combine(graph: NeighborGraph, theta: int, cumulative: bool) -> Any:
+    return combine(graph, theta=theta, cumulative=cumulative)
 
 
 def _vspec(spec: Any, k: int, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -5,7 +5,8 @@ neighbourhood, over point-to-point messages of any object with mpi4py's lowercas
 Per Alg. 1 iteration t every rank still involved (in the loop, or with active in-neighbours):
 
 1. in the loop: friends = ranks sharing >= theta rows of M (row n = I_a(n), as received);
-   none (or the cap reached): leave the loop, send DONE to all of O_a;
+   none (or the cap reached): leave the loop, send DONE (with the step and origins of the
+   message to come) to all of O_a;
 2. in the loop: Alg. 2 rounds with the friends (choice, then status, to every friend that
    is neither paired nor terminal);
 3. paired: CN = the rows of M that hold the partner, split as in nbr_phase1.c;
@@ -16,6 +17,12 @@ Per Alg. 1 iteration t every rank still involved (in the loop, or with active in
 
 FIFO order per (source, tag) keeps the iterations aligned, so the result is the synchronous
 simulator's (csrc/core/nbr_phase1.c): same preferences, splits and iteration cap.
+
+Cumulative combining (``cumulative=True``) changes step 3 and the notifications: the pair
+swaps the origin sets of what each takes on (one more message each way), each drops only
+what its friend takes on and notifies it OFF, and the destinations it takes on hear nothing
+(NONE) until the rank leaves the loop: then DONE tells each remaining destination the step
+and origins of the message it will get (the last step that took it on, or the final stage).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from .pattern import FINAL, RankPattern
 
 __all__ = ["phase1_rank"]
 
-TAG_INIT, TAG_NOTE, TAG_ROWS, TAG_CHOICE, TAG_STATUS = 21, 22, 23, 24, 25
+TAG_INIT, TAG_NOTE, TAG_ROWS, TAG_CHOICE, TAG_STATUS, TAG_ORIGINS = 21, 22, 23, 24, 25, 26
 DONE, NONE, ON, OFF = "done", "none", "on", "off"
 
 
@@ -74,9 +81,19 @@ def _alg2(comm: Any, p: int, weight: dict[int, int], node: Sequence[int] | None)
         old = c
 
 
+def _swap_origins(comm: Any, partner: int, handed: list) -> list:
+    """Send the partner (destination, origins) of what it takes on; its list for what p takes on."""
+    req = comm.isend(handed, dest=partner, tag=TAG_ORIGINS)
+    taken = [(int(n), tuple(origins)) for n, origins in comm.recv(source=partner, tag=TAG_ORIGINS)]
+    req.wait()
+    return taken
+
+
 def phase1_rank(comm: Any, rank: int, sources: Sequence[int], destinations: Sequence[int], theta: int = 4, *,
-                max_iterations: int = 0, node: Sequence[int] | None = None) -> tuple[RankPattern, dict]:
-    """Run Phase 1 on this rank; every rank of the topology must call it.
+                max_iterations: int = 0, node: Sequence[int] | None = None,
+                cumulative: bool = False) -> tuple[RankPattern, dict]:
+    """Run Phase 1 on this rank; every rank of the topology must call it (all with the same
+    ``cumulative``).
 
     Returns this rank's :class:`RankPattern` and its statistics (``done_iter``, ``rounds``:
     Alg. 2 rounds summed, ``friends``: friends at the first iteration, ``messages``: Phase 1
@@ -101,6 +118,9 @@ def phase1_rank(comm: Any, rank: int, sources: Sequence[int], destinations: Sequ
     rows = exchange_rows()
     steps: list[tuple[int, int, list[int], list[int]]] = []
     receives: list[tuple[int, int, tuple[int, ...]]] = []
+    held = {q: (p,) for q in out_a}   # cumulative: the origins p holds per active destination
+    last_on: dict[int, int] = {}      # cumulative: destination -> p's last step taking it on
+    carried: list[tuple[list, list, list]] = []
     done_iter, rounds, friends0 = 0, 0, 0
     final: list[int] = []
     t = 0
@@ -118,8 +138,11 @@ def phase1_rank(comm: Any, rank: int, sources: Sequence[int], destinations: Sequ
             if not weight or (max_iterations > 0 and t >= max_iterations):
                 inloop = False
                 done_iter = t
-                final = sorted(out_a)
-                reqs = [comm.isend(DONE, dest=n, tag=TAG_NOTE) for n in final]
+                final = sorted(n for n in out_a if n not in last_on)
+                for n in sorted(last_on.keys() & out_a):
+                    carried[last_on[n]][2].append((n, held[n]))
+                reqs = [comm.isend((DONE, steps[last_on[n]][0], held[n]) if n in last_on else (DONE, FINAL, (p,)),
+                                   dest=n, tag=TAG_NOTE) for n in sorted(out_a)]
             else:
                 partner, k, messages = _alg2(comm, p, weight, node)
                 rounds += k
@@ -131,24 +154,33 @@ def phase1_rank(comm: Any, rank: int, sources: Sequence[int], destinations: Sequ
                 first = (len(cn) + 1) // 2
                 on, off = (cn[:first], cn[first:]) if p < partner else (cn[first:], cn[:first])
                 steps.append((t, partner, on, off))
-                notes.update({n: (ON, partner) for n in on})
                 notes.update({n: (OFF, partner) for n in off})
-                out_a -= set(cn)
+                if cumulative:
+                    sent += 1
+                    taken = _swap_origins(comm, partner, [(n, held[n]) for n in off])
+                    carried.append(([(n, held.pop(n)) for n in off], taken, []))
+                    for n, origins in taken:
+                        held[n] = tuple(sorted(held[n] + origins))
+                        last_on[n] = len(steps) - 1
+                    out_a -= set(off)
+                else:
+                    notes.update({n: (ON, partner) for n in on})
+                    out_a -= set(cn)
             reqs = [comm.isend(v, dest=n, tag=TAG_NOTE) for n, v in sorted(notes.items())]
         sent += len(reqs)
         for o in sorted(in_a):
             note = comm.recv(source=o, tag=TAG_NOTE)
-            if note == DONE:
-                in_a.discard(o)
-                receives.append((FINAL, o, (o,)))
-            elif note != NONE:
-                in_a.discard(o)
-                if note[0] == ON:
-                    receives.append((t, o, (min(o, note[1]), max(o, note[1]))))
+            if note == NONE:
+                continue
+            in_a.discard(o)
+            if note[0] == DONE:
+                receives.append((note[1], o, tuple(note[2])))
+            elif note[0] == ON:
+                receives.append((t, o, (min(o, note[1]), max(o, note[1]))))
         for r in reqs:
             r.wait()
         rows = exchange_rows()
         t += 1
     receives.sort(key=lambda r: (r[0] == FINAL, r[0], r[1]))
-    return RankPattern(p, steps, final, receives), {"done_iter": done_iter, "rounds": rounds, "friends": friends0,
-                                                     "messages": sent}
+    view = RankPattern(p, steps, final, receives, carried if cumulative else None)
+    return view, {"done_iter": done_iter, "rounds": rounds, "friends": friends0, "messages": sent}
