@@ -93,6 +93,7 @@ PyObject *pytopomap_ugraph_validate(PyObject *self, PyObject *args);
 PyObject *pytopomap_group_by_node(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_map_greedy(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_map_recursive(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pytopomap_map_topdown(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_map_rcm(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_rcm_order(PyObject *self, PyObject *args);
 PyObject *pytopomap_map_ptram(PyObject *self, PyObject *args, PyObject *kw);

@@ -8,3 +8,5 @@ from . import hierarchy  # noqa: F401
 from . import scotch  # noqa: F401
 from . import collective  # noqa: F401
 from . import shortcut  # noqa: F401
+from . import topdown  # noqa: F401
+from . import auto  # noqa: F401

@@ -1,0 +1,640 @@
+/* The top-down mapper ("topdown"): dual recursive bipartitioning of the
+   processes themselves along the target's own decomposition (Pellegrini &
+   Roman, "Scotch: a software package for static mapping by dual recursive
+   bipartitioning", HPCN 1996: Scotch's DRB with external gains; notes/
+   anchors.md §1.2), then swap/move search on the QAP objective
+   (map_qap_search.c).
+
+   The target's decomposition comes from the caller (topomap/mappers/
+   topdown.py): the allocation's nodes in leaf order and a level per gap
+   between neighbours in that order; a range splits at its lowest-level gap.
+   Tori and meshes are cut across their longest extent (recursive coordinate
+   bisection, as Scotch's torus targets), hierarchies and fat trees and
+   dragonflies at their levels and groups, other fabrics by recursive graph
+   bisection of the network.
+
+   Unlike LibTopoMap's scheme (map_recursive.c) no node grouping comes
+   first: the processes of a part are bisected into exactly the process
+   slots of the two node halves, so on a grid-like pattern every node ends up
+   with a block whose shape follows the cuts of the target and neighbouring
+   blocks land on neighbouring nodes.  Grouping first (a partition into
+   nodes that does not know the target) gave blocks of a dozen shapes on a
+   3-D stencil and 2.6x the hop-bytes of the geometric embedding on a torus.
+
+   Choices the sources leave open, and ours:
+   - Sizes: a part of W processes over node halves of S0 and S1 slots gets
+     exactly S0 and W - S0 when it fills them; otherwise the half its outside
+     traffic prefers (else the larger) is filled first, the rest go to the
+     other, so the nodes used stay few and close (as map_nodes.c).
+   - External gains: a process outside the part is bound for the range of
+     the decomposition it was last assigned to (a single node once placed);
+     hops(range R, half Q) = the mean over up to 8 nodes of Q, spread, of
+     the fewest route hops to up to 32 nodes of R (a golden-ratio stride).
+     ext[u][h] = sum over u's traffic to outside processes of bytes x
+     hops(their range, half h).
+   - The bisection with gains: the part's traffic graph plus two anchors,
+     one per half, each joined to the processes that prefer its half by how
+     much more the other half costs them; the anchors weigh W + 1 and
+     2 (W + 1) against capacities k0 + W + 1 and k1 + 2 (W + 1), so that the
+     only packing puts anchor h on side h.  If the partitioner cannot pack
+     that, the plain min cut, its sides swapped when the sizes allow and
+     that costs less.
+   - Seeds: the i-th partitioner call gets a seed derived from (seed, i).
+
+   Complexity, for n processes, m traffic edges and A nodes: O(log A)
+   levels, each partitioning disjoint parts of the traffic graph (O(n + m)
+   per level times the partitioner's tries), plus O(m) outside-cost lookups
+   per level (cached per range) and O(A log A) to find the cuts.  Memory
+   O(n + m + A). */
+#include <stdlib.h>
+#include <string.h>
+#include "topomap/error.h"
+#include "topomap/map_dualrb.h"
+#include "topomap/partition.h"
+#include "map_physgraph.h"
+#include "map_qap_search.h"
+
+#define NSAMPLE 32 /* nodes of a range its distance is measured to */
+#define NCOST 8    /* nodes of a half its distance is averaged over */
+
+void topomap_topdown_options_init(topomap_topdown_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->context = 1;
+    opt->sweeps = 4;
+    opt->depth = 2;
+    opt->max_partners = 64;
+}
+
+typedef struct {
+    int32_t lo, hi;
+} range;
+
+typedef struct {
+    const topomap_machine *m;
+    const topomap_topdown_options *opt;
+    const topomap_alloc_nodes *an;
+    topomap_i_ticker *t, inner;
+    topomap_ugraph g;
+    int32_t n, A;
+    int32_t *order;  /* A: allocation node index at each leaf position */
+    int64_t *pre;    /* A + 1: slots before each leaf position */
+    int32_t *group;  /* n: allocation node of a placed process */
+    range *dom;      /* n: where a process is bound for */
+    int32_t *local;  /* n: index in the part being split, -1 outside */
+    int32_t *side;   /* n + 2: partitioner output */
+    int32_t *best;   /* n: sides of the split kept */
+    double *ext;     /* 2n: outside cost of each local process on half 0 and 1 */
+    int64_t *sxadj;  /* the anchored subgraph */
+    int32_t *sadj;
+    double *swgt, *svw;
+    int32_t *tmp;
+    int32_t *keep;   /* n: sides of the best candidate cut */
+    int32_t *corder; /* A: the range's order for the best candidate cut */
+    int64_t *keys;   /* A: sort keys of a range (coordinate << 32 | position) */
+    uint8_t *occ;    /* largest ring: occupied coordinates */
+    int32_t *box;    /* with geometry, 2 ndims per range start: the live range's box (start, extent) */
+    int32_t *cstamp, *chi; /* per range start: the cached range's end, stamp */
+    double *ccost;         /* 2 per range start */
+    int32_t stamp;
+    int64_t calls, placed;
+} drb;
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static int32_t node_at(const drb *c, int32_t pos)
+{
+    return c->an->node[c->order[pos]];
+}
+
+/* The gap of [lo, hi) to cut at: the lowest level, the nearest the middle
+   on a tie; returns the first position of the second half. */
+static int32_t cut_of(const drb *c, int32_t lo, int32_t hi)
+{
+    int32_t best = lo + 1;
+    int64_t best_off = INT64_MAX;
+    for (int32_t g = lo; g < hi - 1; g++) {
+        int64_t off = 2 * (int64_t)(g + 1) - lo - hi;
+        off = off < 0 ? -off : off;
+        int32_t lv = c->opt->gap[g], bl = c->opt->gap[best - 1];
+        if (best_off == INT64_MAX || lv < bl || (lv == bl && off < best_off)) {
+            best = g + 1;
+            best_off = off;
+        }
+    }
+    return best;
+}
+
+/* Hops from range r to half q: with geometry the fewest between their
+   boxes (dimension-order routes), else the mean over up to NCOST nodes of
+   q of the fewest hops to up to NSAMPLE nodes of r. */
+static int64_t box_hops(const drb *c, int32_t a, int32_t b)
+{
+    const int32_t *x = c->box + 2 * (int64_t)a * c->opt->ndims, *y = c->box + 2 * (int64_t)b * c->opt->ndims;
+    int64_t sum = 0;
+    for (int32_t d = 0; d < c->opt->ndims; d++) {
+        int64_t s1 = x[2 * d], e1 = x[2 * d + 1], s2 = y[2 * d], e2 = y[2 * d + 1], r = c->opt->ring[d];
+        if (r > 0) {
+            int64_t d1 = ((s2 - s1) % r + r) % r, d2 = ((s1 - s2) % r + r) % r;
+            if (d1 >= e1 && d2 >= e2) sum += d1 - e1 + 1 < d2 - e2 + 1 ? d1 - e1 + 1 : d2 - e2 + 1;
+        } else {
+            int64_t gap = s2 - (s1 + e1 - 1) > s1 - (s2 + e2 - 1) ? s2 - (s1 + e1 - 1) : s1 - (s2 + e2 - 1);
+            sum += gap > 0 ? gap : 0;
+        }
+    }
+    return sum;
+}
+
+static double range_hops(const drb *c, range r, range q)
+{
+    if (c->opt->coords) return (double)box_hops(c, r.lo, q.lo);
+    int32_t ql = q.hi - q.lo, nq = ql < NCOST ? ql : NCOST, rl = r.hi - r.lo, nr = rl < NSAMPLE ? rl : NSAMPLE;
+    int64_t sum = 0;
+    for (int32_t i = 0; i < nq; i++) {
+        int32_t x = node_at(c, q.lo + (int32_t)((int64_t)i * ql / nq)), least = INT32_MAX;
+        for (int32_t j = 0; j < nr; j++) {
+            double f = (j + 1) * 0.6180339887498949;
+            int32_t y = rl <= NSAMPLE ? r.lo + j : r.lo + (int32_t)((f - (int64_t)f) * rl);
+            int32_t h = topomap_machine_route_count(c->m, x, node_at(c, y));
+            least = h < least ? h : least;
+        }
+        sum += least;
+    }
+    return (double)sum / nq;
+}
+
+/* ext[2i + h] for the (marked) processes P: bytes x hops from the ranges
+   of their outside neighbours to half h.  Returns 1 if some process
+   prefers a half. */
+static int outside_costs(drb *c, const int32_t *P, int32_t np, range half0, range half1)
+{
+    int differ = 0, s = ++c->stamp;
+    for (int32_t i = 0; i < np; i++) {
+        double e0 = 0, e1 = 0;
+        for (int64_t e = c->g.xadj[P[i]]; e < c->g.xadj[P[i] + 1]; e++) {
+            int32_t v = c->g.adjncy[e];
+            if (c->local[v] >= 0) continue;
+            range r = c->dom[v];
+            if (c->cstamp[r.lo] != s || c->chi[r.lo] != r.hi) {
+                c->cstamp[r.lo] = s;
+                c->chi[r.lo] = r.hi;
+                c->ccost[2 * r.lo] = range_hops(c, r, half0);
+                c->ccost[2 * r.lo + 1] = range_hops(c, r, half1);
+            }
+            e0 += c->g.adjwgt[e] * c->ccost[2 * r.lo];
+            e1 += c->g.adjwgt[e] * c->ccost[2 * r.lo + 1];
+        }
+        c->ext[2 * i] = e0;
+        c->ext[2 * i + 1] = e1;
+        differ |= e0 != e1;
+    }
+    return differ;
+}
+
+/* cut + outside cost of sides s[i] (flipped if `flip`). */
+static double objective(const drb *c, const int32_t *P, int32_t np, const int32_t *s, int flip)
+{
+    double cost = 0;
+    for (int32_t i = 0; i < np; i++) {
+        int32_t si = s[i] ^ flip;
+        cost += c->ext[2 * i + si];
+        for (int64_t e = c->g.xadj[P[i]]; e < c->g.xadj[P[i] + 1]; e++) {
+            int32_t j = c->local[c->g.adjncy[e]];
+            if (j > i && (s[j] ^ flip) != si) cost += c->g.adjwgt[e];
+        }
+    }
+    return cost;
+}
+
+/* The traffic graph of the marked P, plus (w0 > 0) anchors: vertex np for
+   half 0 of weight w0 and np + 1 for half 1 of weight w1, joined to the
+   processes that prefer them. */
+static topomap_ugraph subgraph(drb *c, const int32_t *P, int32_t np, double w0, double w1)
+{
+    int64_t len = 0;
+    for (int32_t i = 0; i < np; i++) {
+        c->sxadj[i] = len;
+        c->svw[i] = 1;
+        for (int64_t e = c->g.xadj[P[i]]; e < c->g.xadj[P[i] + 1]; e++)
+            if (c->local[c->g.adjncy[e]] >= 0) {
+                c->sadj[len] = c->local[c->g.adjncy[e]];
+                c->swgt[len++] = c->g.adjwgt[e];
+            }
+        double pref = c->ext[2 * i + 1] - c->ext[2 * i];
+        if (w0 > 0 && pref != 0) {
+            c->sadj[len] = pref > 0 ? np : np + 1;
+            c->swgt[len++] = pref > 0 ? pref : -pref;
+        }
+    }
+    if (w0 <= 0) {
+        c->sxadj[np] = len;
+        return (topomap_ugraph){np, c->sxadj, c->sadj, c->swgt, NULL};
+    }
+    for (int32_t a = 0; a < 2; a++) {
+        c->sxadj[np + a] = len;
+        c->svw[np + a] = a ? w1 : w0;
+        for (int32_t i = 0; i < np; i++) {
+            double pref = c->ext[2 * i + 1] - c->ext[2 * i];
+            if ((a == 0 && pref > 0) || (a == 1 && pref < 0)) {
+                c->sadj[len] = i;
+                c->swgt[len++] = pref > 0 ? pref : -pref;
+            }
+        }
+    }
+    c->sxadj[np + 2] = len;
+    return (topomap_ugraph){np + 2, c->sxadj, c->sadj, c->swgt, c->svw};
+}
+
+static topomap_partition_options popts(drb *c)
+{
+    topomap_partition_options o;
+    topomap_partition_options_init(&o);
+    o.trusted = 1;
+    o.hard = 1;
+    o.seed = mix(c->opt->run.seed ^ mix((uint64_t)c->calls++));
+    c->inner.lo = c->inner.hi = c->t->lo + (c->t->hi - c->t->lo) * (double)c->placed / c->n;
+    o.progress = topomap_i_ticker_cb;
+    o.progress_ctx = &c->inner;
+    return o;
+}
+
+/* Sides of the marked P into c->best: k0 processes for half 0, k1 for half 1.
+   With a preference (ctx), the anchored split and the plain min cut (its
+   sides swapped when the sizes allow and that is cheaper) are both made
+   and the one of least cut + outside cost is kept. */
+static int bisect(drb *c, const int32_t *P, int32_t np, int32_t k0, int32_t k1, int ctx)
+{
+    int rc, have = 0;
+    double best = 0;
+    if (ctx) {
+        /* anchor 0 weighs k1 + 1 and anchor 1 k0 + 1 against two capacities
+           of np + 1: the anchors land apart and anchor 0's side holds
+           exactly k0 processes, whichever side the partitioner calls it */
+        double caps[2] = {(double)np + 1, (double)np + 1};
+        topomap_ugraph g = subgraph(c, P, np, k1 + 1, k0 + 1);
+        topomap_partition_options o = popts(c);
+        rc = topomap_partition(&g, 2, caps, &o, c->side, NULL, NULL);
+        if (rc && rc != TOPOMAP_EINVAL) return rc; /* EINVAL: no packing found */
+        if (!rc && c->side[np] != c->side[np + 1]) {
+            for (int32_t i = 0; i < np; i++) c->best[i] = c->side[i] != c->side[np];
+            best = objective(c, P, np, c->best, 0);
+            have = 1;
+        }
+    }
+    double caps[2] = {(double)k0, (double)k1};
+    topomap_ugraph g = subgraph(c, P, np, 0, 0);
+    topomap_partition_options o = popts(c);
+    if ((rc = topomap_partition(&g, 2, caps, &o, c->side, NULL, NULL))) return rc;
+    double plain = objective(c, P, np, c->side, 0);
+    int flip = 0;
+    if (ctx && k0 == k1) {
+        double flipped = objective(c, P, np, c->side, 1);
+        if (flipped < plain) {
+            plain = flipped;
+            flip = 1;
+        }
+    }
+    if (!have || plain < best)
+        for (int32_t i = 0; i < np; i++) c->best[i] = c->side[i] ^ flip;
+    return TOPOMAP_OK;
+}
+
+static void mark(drb *c, const int32_t *P, int32_t np, int on)
+{
+    for (int32_t i = 0; i < np; i++) c->local[P[i]] = on ? i : -1;
+}
+
+static int32_t coord(const drb *c, int32_t pos, int32_t d)
+{
+    return c->opt->coords[(int64_t)node_at(c, pos) * c->opt->ndims + d];
+}
+
+/* The extent of [lo, hi) along dimension d (on a ring, the ring minus its
+   longest empty run) and the coordinate it starts at. */
+static int32_t extent_of(drb *c, int32_t lo, int32_t hi, int32_t d, int32_t *start)
+{
+    int32_t r = c->opt->ring[d];
+    if (r == 0) {
+        int32_t a = INT32_MAX, b = INT32_MIN;
+        for (int32_t i = lo; i < hi; i++) {
+            int32_t x = coord(c, i, d);
+            a = x < a ? x : a;
+            b = x > b ? x : b;
+        }
+        *start = a;
+        return b - a + 1;
+    }
+    memset(c->occ, 0, (size_t)r);
+    for (int32_t i = lo; i < hi; i++) c->occ[coord(c, i, d)] = 1;
+    int32_t first = -1, last = -1, gap = 0;
+    *start = 0;
+    for (int32_t x = 0; x < r; x++) {
+        if (!c->occ[x]) continue;
+        if (first < 0) first = x;
+        else if (x - last - 1 > gap) {
+            gap = x - last - 1;
+            *start = x;
+        }
+        last = x;
+    }
+    if (r - 1 - last + first > gap) {
+        gap = r - 1 - last + first;
+        *start = first;
+    }
+    return r - gap;
+}
+
+/* box[lo] = the box of [lo, hi). */
+static void set_box(drb *c, int32_t lo, int32_t hi)
+{
+    int32_t *b = c->box + 2 * (int64_t)lo * c->opt->ndims;
+    for (int32_t d = 0; d < c->opt->ndims; d++) b[2 * d + 1] = extent_of(c, lo, hi, d, &b[2 * d]);
+}
+
+static int by_key(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sort [lo, hi) of the order along dimension d (from `start` on a ring,
+   then by position) and return the cut where the coordinate changes
+   nearest the middle. */
+static int32_t sort_along(drb *c, int32_t lo, int32_t hi, int32_t d, int32_t start)
+{
+    int32_t len = hi - lo, r = c->opt->ring[d];
+    for (int32_t i = 0; i < len; i++) {
+        int64_t x = coord(c, lo + i, d) - start;
+        if (r > 0) x = ((x % r) + r) % r;
+        c->keys[i] = (x << 32) | (int64_t)c->order[lo + i];
+    }
+    qsort(c->keys, (size_t)len, sizeof *c->keys, by_key);
+    int32_t best = lo + 1;
+    int64_t best_off = INT64_MAX;
+    for (int32_t i = 0; i < len; i++) {
+        c->order[lo + i] = (int32_t)(c->keys[i] & 0xffffffff);
+        if (i > 0 && (c->keys[i] >> 32) != (c->keys[i - 1] >> 32)) {
+            int64_t off = 2 * (int64_t)i - len;
+            off = off < 0 ? -off : off;
+            if (off < best_off) {
+                best_off = off;
+                best = lo + i;
+            }
+        }
+    }
+    return best;
+}
+
+/* Sides of the processes P for the node halves [lo, mid) and [mid, hi)
+   into c->best; *cost = cut + outside cost. */
+static int split_at(drb *c, const int32_t *P, int32_t np, int32_t lo, int32_t mid, int32_t hi, double *cost)
+{
+    range h0 = {lo, mid}, h1 = {mid, hi};
+    int64_t S0 = c->pre[mid] - c->pre[lo], S1 = c->pre[hi] - c->pre[mid];
+    int ctx = c->opt->context && outside_costs(c, P, np, h0, h1);
+    if (!ctx)
+        for (int32_t i = 0; i < 2 * np; i++) c->ext[i] = 0;
+    int32_t k0;
+    if (np >= S0 + S1) {
+        k0 = (int32_t)S0;
+    } else { /* fill one half first: the one the outside prefers, else the larger */
+        int f = S1 > S0;
+        if (ctx) {
+            double p0 = 0, p1 = 0;
+            for (int32_t i = 0; i < np; i++) {
+                p0 += c->ext[2 * i];
+                p1 += c->ext[2 * i + 1];
+            }
+            if (p0 != p1) f = p1 < p0;
+        }
+        int64_t kf = np < (f ? S1 : S0) ? np : (f ? S1 : S0);
+        k0 = (int32_t)(f ? np - kf : kf);
+    }
+    int32_t k1 = np - k0;
+    int rc = TOPOMAP_OK;
+    if (k0 == 0 || k1 == 0) {
+        for (int32_t i = 0; i < np; i++) c->best[i] = k0 == 0;
+    } else if ((rc = bisect(c, P, np, k0, k1, ctx))) {
+        return rc;
+    }
+    *cost = objective(c, P, np, c->best, 0);
+    return TOPOMAP_OK;
+}
+
+/* Map the processes P onto the nodes at leaf positions [lo, hi): with
+   geometry, try the cuts across the (up to 3) longest extents and keep the
+   cheapest; else cut at the lowest-level gap. */
+static int split(drb *c, int32_t *P, int32_t np, int32_t lo, int32_t hi)
+{
+    if (np == 0) return TOPOMAP_OK;
+    if (hi - lo == 1) {
+        for (int32_t i = 0; i < np; i++) {
+            c->group[P[i]] = c->order[lo];
+            c->dom[P[i]] = (range){lo, hi};
+        }
+        c->placed += np;
+        return topomap_i_tick(c->t, np, (double)c->placed / c->n);
+    }
+    int32_t mid, dims[3], starts[3], ncand = 0, rc = TOPOMAP_OK;
+    double cost;
+    mark(c, P, np, 1);
+    if (!c->opt->coords) {
+        mid = cut_of(c, lo, hi);
+        rc = split_at(c, P, np, lo, mid, hi, &cost);
+    } else {
+        int32_t ext3[3] = {0, 0, 0};
+        for (int32_t d = 0; d < c->opt->ndims; d++) { /* the 3 longest extents, first dimension first on a tie */
+            int32_t st, e = extent_of(c, lo, hi, d, &st);
+            if (e < 2) continue;
+            int32_t at = ncand < 3 ? ncand++ : 3;
+            while (at > 0 && ext3[at - 1] < e) {
+                if (at < 3) {
+                    ext3[at] = ext3[at - 1];
+                    dims[at] = dims[at - 1];
+                    starts[at] = starts[at - 1];
+                }
+                at--;
+            }
+            if (at < 3) {
+                ext3[at] = e;
+                dims[at] = d;
+                starts[at] = st;
+            }
+        }
+        double best = 0;
+        int32_t best_mid = -1;
+        for (int32_t q = 0; q < ncand && !rc; q++) {
+            mid = sort_along(c, lo, hi, dims[q], starts[q]);
+            set_box(c, lo, mid);
+            set_box(c, mid, hi);
+            if ((rc = split_at(c, P, np, lo, mid, hi, &cost))) break;
+            if (best_mid < 0 || cost < best) {
+                best = cost;
+                best_mid = mid;
+                memcpy(c->keep, c->best, (size_t)np * sizeof *c->keep);
+                memcpy(c->corder, c->order + lo, (size_t)(hi - lo) * sizeof *c->corder);
+            }
+        }
+        if (!rc) {
+            mid = best_mid;
+            memcpy(c->best, c->keep, (size_t)np * sizeof *c->best);
+            memcpy(c->order + lo, c->corder, (size_t)(hi - lo) * sizeof *c->corder);
+            set_box(c, lo, mid);
+            set_box(c, mid, hi);
+        }
+    }
+    mark(c, P, np, 0);
+    if (rc) return rc;
+    range h0 = {lo, mid}, h1 = {mid, hi};
+    int32_t n0 = 0, n1 = 0;
+    for (int32_t i = 0; i < np; i++) {
+        c->dom[P[i]] = c->best[i] ? h1 : h0;
+        if (c->best[i]) c->tmp[n1++] = P[i];
+        else P[n0++] = P[i];
+    }
+    memcpy(P + n0, c->tmp, (size_t)n1 * sizeof *P);
+    if ((rc = split(c, P, n0, lo, mid))) return rc;
+    return split(c, P + n0, n1, mid, hi);
+}
+
+/* order: machine nodes -> allocation node indices, each exactly once. */
+static int read_order(drb *c, const topomap_topdown_options *o)
+{
+    int32_t nn = topomap_machine_nnodes(c->m), A = c->an->nnodes;
+    if (!o->order || !o->gap || o->count != A)
+        return topomap_i_fail(TOPOMAP_EINVAL, "topdown needs the order of the allocation's %d nodes (got %d entries)",
+                              (int)A, (int)o->count);
+    int32_t *index = malloc((size_t)nn * sizeof *index);
+    if (!index) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for %d nodes", (int)nn);
+    for (int32_t v = 0; v < nn; v++) index[v] = -1;
+    for (int32_t j = 0; j < A; j++) index[c->an->node[j]] = j;
+    int rc = TOPOMAP_OK;
+    for (int32_t i = 0; i < A && !rc; i++) {
+        int32_t v = o->order[i];
+        if (v < 0 || v >= nn || index[v] < 0)
+            rc = topomap_i_fail(TOPOMAP_EINVAL, "topdown order entry %d is node %d, not a node of the allocation or "
+                                                "listed twice", (int)i, (int)v);
+        else c->order[i] = index[v];
+        if (!rc) index[v] = -1;
+    }
+    free(index);
+    if (!rc && o->coords) {
+        if (o->ndims < 1 || !o->ring)
+            rc = topomap_i_fail(TOPOMAP_EINVAL, "topdown geometry needs ndims >= 1 (got %d) and the ring sizes",
+                                (int)o->ndims);
+        for (int32_t d = 0; d < o->ndims && !rc; d++)
+            for (int32_t v = 0; v < nn && !rc; v++) {
+                int32_t x = o->coords[(int64_t)v * o->ndims + d], r = o->ring[d];
+                if (r < 0 || x < 0 || (r > 0 && x >= r) || x > INT32_MAX / 2)
+                    rc = topomap_i_fail(TOPOMAP_EINVAL, "node %d has coordinate %d in dimension %d (ring %d)", (int)v,
+                                        (int)x, (int)d, (int)r);
+            }
+    }
+    c->pre[0] = 0;
+    for (int32_t i = 0; i < A && !rc; i++) c->pre[i + 1] = c->pre[i] + c->an->slots[c->order[i]];
+    return rc;
+}
+
+int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, const int32_t *alloc, int32_t nalloc,
+                        int32_t capacity, const topomap_topdown_options *opt, int32_t *pe_of)
+{
+    if (!opt) return topomap_i_fail(TOPOMAP_EINVAL, "topdown needs options with the target's decomposition");
+    if (opt->context != 0 && opt->context != 1)
+        return topomap_i_fail(TOPOMAP_EINVAL, "topdown context must be 0 or 1, got %d", (int)opt->context);
+    int rc = topomap_pattern_validate(p);
+    if (rc) return rc;
+    topomap_alloc_nodes *an = NULL;
+    if ((rc = topomap_alloc_nodes_create(m, alloc, nalloc, capacity, &an))) return rc;
+    int32_t n = p->n, A = an->nnodes;
+    if (n > an->pe_start[A] * (int64_t)capacity) {
+        topomap_alloc_nodes_destroy(an);
+        return topomap_i_fail(TOPOMAP_EINVAL, "%d processes do not fit %d PEs x capacity %d", (int)n,
+                              (int)an->pe_start[A], (int)capacity);
+    }
+    topomap_i_ticker t = {&opt->run, "topdown", 0.0, opt->sweeps > 0 ? 0.8 : 1.0, 0, TOPOMAP_I_TICK};
+    int64_t m2 = 2 * (int64_t)p->indptr[n];
+    drb c = {.m = m, .opt = opt, .an = an, .t = &t, .n = n, .A = A};
+    c.inner = (topomap_i_ticker){&opt->run, "topdown", 0, 0, 0, TOPOMAP_I_TICK};
+    int64_t *xadj = malloc(((size_t)n + 1) * sizeof *xadj);
+    int32_t *adj = malloc((size_t)m2 * sizeof *adj + 1), *P = malloc(((size_t)n + 1) * sizeof *P);
+    double *wgt = malloc((size_t)m2 * sizeof *wgt + 1);
+    c.order = malloc((size_t)A * sizeof *c.order);
+    c.pre = malloc(((size_t)A + 1) * sizeof *c.pre);
+    c.group = malloc(((size_t)n + 1) * sizeof *c.group);
+    c.dom = malloc(((size_t)n + 1) * sizeof *c.dom);
+    c.local = malloc(((size_t)n + 1) * sizeof *c.local);
+    c.side = malloc(((size_t)n + 2) * sizeof *c.side);
+    c.best = malloc(((size_t)n + 1) * sizeof *c.best);
+    c.tmp = malloc(((size_t)n + 1) * sizeof *c.tmp);
+    c.ext = malloc(2 * ((size_t)n + 1) * sizeof *c.ext);
+    c.sxadj = malloc(((size_t)n + 3) * sizeof *c.sxadj);
+    c.sadj = malloc(((size_t)m2 + 2 * (size_t)n + 1) * sizeof *c.sadj);
+    c.swgt = malloc(((size_t)m2 + 2 * (size_t)n + 1) * sizeof *c.swgt);
+    c.svw = malloc(((size_t)n + 2) * sizeof *c.svw);
+    int32_t maxring = 1;
+    for (int32_t d = 0; opt->coords && d < opt->ndims; d++) maxring = opt->ring[d] > maxring ? opt->ring[d] : maxring;
+    c.keep = malloc(((size_t)n + 1) * sizeof *c.keep);
+    c.corder = malloc((size_t)A * sizeof *c.corder);
+    c.keys = malloc((size_t)A * sizeof *c.keys);
+    c.occ = malloc((size_t)maxring);
+    c.box = opt->coords ? malloc(2 * (size_t)A * opt->ndims * sizeof *c.box) : NULL;
+    c.cstamp = calloc((size_t)A, sizeof *c.cstamp);
+    c.chi = malloc((size_t)A * sizeof *c.chi);
+    c.ccost = malloc(2 * (size_t)A * sizeof *c.ccost);
+    if (!xadj || !adj || !wgt || !P || !c.order || !c.pre || !c.group || !c.dom || !c.local || !c.side || !c.best ||
+        !c.tmp || !c.ext || !c.sxadj || !c.sadj || !c.swgt || !c.svw || !c.keep || !c.corder || !c.keys || !c.occ || (opt->coords && !c.box) || !c.cstamp || !c.chi || !c.ccost) {
+        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the topdown mapping of %d processes", (int)n);
+        goto cleanup;
+    }
+    if ((rc = read_order(&c, opt)) || (rc = topomap_ugraph_from_pattern(p, xadj, adj, wgt))) goto cleanup;
+    c.g = (topomap_ugraph){n, xadj, adj, wgt, NULL};
+    for (int32_t u = 0; u < n; u++) {
+        P[u] = u;
+        c.local[u] = -1;
+        c.dom[u] = (range){0, A};
+    }
+    if (opt->coords) set_box(&c, 0, A);
+    if ((rc = topomap_i_report(&t, 0)) || (rc = split(&c, P, n, 0, A))) goto cleanup;
+    if ((rc = topomap_place_groups(an, n, c.group, NULL, pe_of))) goto cleanup;
+    if (opt->sweeps > 0) {
+        topomap_i_qap_search_options so = {opt->run.seed, opt->sweeps, opt->depth, opt->max_partners};
+        t.lo = 0.8;
+        t.hi = 1.0;
+        rc = topomap_i_qap_search(m, p, &c.g, an, &so, &t, pe_of);
+    }
+    if (!rc) rc = topomap_i_report(&t, 1);
+cleanup:
+    topomap_alloc_nodes_destroy(an);
+    free(xadj);
+    free(adj);
+    free(wgt);
+    free(P);
+    free(c.order);
+    free(c.pre);
+    free(c.group);
+    free(c.dom);
+    free(c.local);
+    free(c.side);
+    free(c.best);
+    free(c.tmp);
+    free(c.ext);
+    free(c.sxadj);
+    free(c.sadj);
+    free(c.swgt);
+    free(c.svw);
+    free(c.keep);
+    free(c.corder);
+    free(c.keys);
+    free(c.occ);
+    free(c.box);
+    free(c.cstamp);
+    free(c.chi);
+    free(c.ccost);
+    return rc;
+}

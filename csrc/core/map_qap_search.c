@@ -1,0 +1,230 @@
+/* Swap/move local search on the QAP objective J = sum of bytes x distance
+   (the evaluator in distance-only mode), after VieM's search in the
+   communication neighbourhood N_C^d (Schulz & Träff, "Better process
+   mapping and sparse quadratic assignment", SEA 2017; notes/anchors.md
+   §1.4), with nodes instead of PEs as the places a process may go.
+
+   A process u with a neighbour on another node tries (1) moves to a PE with
+   room on a node of one of its neighbours and (2) swaps with the processes
+   within `depth` hops of it in the traffic graph that sit on such a node
+   (at most max_partners of them, breadth first).  The best improving change
+   is applied at once (an improvement below 1e-12 J counts as none); a
+   process that changes place activates its neighbours (label-propagation
+   order, first in a seeded random order).  Inside a node, processes stay on
+   the PE they reach; the distance between PEs of a node is part of J.
+
+   Complexity: O(sum over tried processes of (candidates x degree)) distance
+   lookups, the budget sweeps x (processes first on a boundary) tries;
+   memory O(n + PEs). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "topomap/error.h"
+#include "topomap/eval.h"
+#include "topomap/rng.h"
+#include "map_qap_search.h"
+
+#define CHECK_EVERY 4096
+
+typedef struct {
+    const topomap_machine *m;
+    const topomap_ugraph *g;
+    const topomap_alloc_nodes *an;
+    const topomap_i_qap_search_options *o;
+    topomap_eval *e;
+    int32_t n;
+    int32_t *node;   /* n: allocation node of each process */
+    int32_t *index;  /* machine node -> allocation node, or -1 */
+    int32_t *load;   /* machine PE -> processes on it */
+    int64_t *nload;  /* allocation node -> processes on it */
+    int32_t *nstamp; /* allocation node mark */
+    int32_t *pstamp; /* process mark */
+    int32_t *cand, *bfs, *queue;
+    uint8_t *active;
+    int32_t head, pending, stamp;
+    double J, thresh;
+} qs;
+
+static int32_t fresh(qs *c)
+{
+    if (c->stamp == INT32_MAX) {
+        memset(c->nstamp, 0, (size_t)c->an->nnodes * sizeof *c->nstamp);
+        memset(c->pstamp, 0, (size_t)c->n * sizeof *c->pstamp);
+        c->stamp = 0;
+    }
+    return ++c->stamp;
+}
+
+static void push(qs *c, int32_t u)
+{
+    if (c->active[u]) return;
+    c->active[u] = 1;
+    int64_t at = (int64_t)c->head + c->pending;
+    c->queue[at >= c->n ? at - c->n : at] = u;
+    c->pending++;
+}
+
+/* A PE of allocation node j with room, or -1. */
+static int32_t room_on(const qs *c, int32_t j)
+{
+    const topomap_alloc_nodes *an = c->an;
+    if (c->nload[j] >= an->slots[j]) return -1;
+    for (int32_t i = an->pe_start[j]; i < an->pe_start[j + 1]; i++)
+        if (c->load[an->pes[i]] < an->capacity) return an->pes[i];
+    return -1;
+}
+
+static void relocate(qs *c, int32_t u, int32_t from_pe, int32_t to_pe, int32_t to_node)
+{
+    c->load[from_pe]--;
+    c->load[to_pe]++;
+    c->nload[c->node[u]]--;
+    c->nload[to_node]++;
+    c->node[u] = to_node;
+}
+
+/* Apply u's best improving move or swap; *changed, *partner (-1: a move). */
+static int improve(qs *c, int32_t u, int *changed, int32_t *partner)
+{
+    const topomap_ugraph *g = c->g;
+    int32_t own = c->node[u], ncand = 0, best_pe = -1, best_partner = -1;
+    double best = -c->thresh;
+    topomap_metrics after;
+    *changed = 0;
+    int32_t mark = fresh(c);
+    for (int64_t k = g->xadj[u]; k < g->xadj[u + 1]; k++) {
+        int32_t j = c->node[g->adjncy[k]];
+        if (j != own && c->nstamp[j] != mark) {
+            c->nstamp[j] = mark;
+            c->cand[ncand++] = j;
+        }
+    }
+    if (!ncand) return TOPOMAP_OK;
+    const int32_t *pe_of = topomap_eval_mapping(c->e);
+    for (int32_t i = 0; i < ncand; i++) {
+        int32_t pe = room_on(c, c->cand[i]);
+        if (pe < 0) continue;
+        int rc = topomap_eval_try_move(c->e, u, pe, &after);
+        if (rc) return rc;
+        if (after.qap - c->J < best) {
+            best = after.qap - c->J;
+            best_pe = pe;
+        }
+    }
+    int32_t seen = mark, head = 0, tail = 0, looked = 0;
+    c->pstamp[u] = seen;
+    c->bfs[tail++] = u;
+    for (int32_t d = 0; d < c->o->depth && head < tail && looked < c->o->max_partners; d++) {
+        int32_t end = tail;
+        for (; head < end && looked < c->o->max_partners; head++) {
+            int32_t x = c->bfs[head];
+            for (int64_t k = g->xadj[x]; k < g->xadj[x + 1] && looked < c->o->max_partners; k++) {
+                int32_t v = g->adjncy[k];
+                if (c->pstamp[v] == seen) continue;
+                c->pstamp[v] = seen;
+                c->bfs[tail++] = v;
+                if (c->node[v] == own || c->nstamp[c->node[v]] != mark) continue;
+                looked++;
+                int rc = topomap_eval_try_swap(c->e, u, v, &after);
+                if (rc) return rc;
+                if (after.qap - c->J < best) {
+                    best = after.qap - c->J;
+                    best_pe = -1;
+                    best_partner = v;
+                }
+            }
+        }
+    }
+    int rc;
+    if (best_partner >= 0) {
+        if ((rc = topomap_eval_swap(c->e, u, best_partner))) return rc;
+        c->node[u] = c->node[best_partner];
+        c->node[best_partner] = own;
+    } else if (best_pe >= 0) {
+        int32_t from = pe_of[u];
+        if ((rc = topomap_eval_move(c->e, u, best_pe))) return rc;
+        relocate(c, u, from, best_pe, c->index[topomap_machine_node_of(c->m, best_pe)]);
+    } else {
+        return TOPOMAP_OK;
+    }
+    c->J += best;
+    *changed = 1;
+    *partner = best_partner;
+    return TOPOMAP_OK;
+}
+
+int topomap_i_qap_search(const topomap_machine *m, const topomap_pattern *p, const topomap_ugraph *g,
+                         const topomap_alloc_nodes *an, const topomap_i_qap_search_options *o, topomap_i_ticker *t,
+                         int32_t *pe_of)
+{
+    int32_t n = p->n, A = an->nnodes, nn = topomap_machine_nnodes(m), npes = topomap_machine_npes(m);
+    qs c = {.m = m, .g = g, .an = an, .o = o, .n = n};
+    int rc = topomap_eval_create_flags(m, p, pe_of, NULL, TOPOMAP_EVAL_DISTANCE_ONLY, &c.e);
+    if (rc) return rc;
+    c.node = malloc(((size_t)n + 1) * sizeof *c.node);
+    c.index = malloc((size_t)nn * sizeof *c.index);
+    c.load = calloc((size_t)npes, sizeof *c.load);
+    c.nload = calloc((size_t)A, sizeof *c.nload);
+    c.nstamp = calloc((size_t)A, sizeof *c.nstamp);
+    c.pstamp = calloc((size_t)n + 1, sizeof *c.pstamp);
+    c.cand = malloc((size_t)A * sizeof *c.cand);
+    c.bfs = malloc(((size_t)n + 1) * sizeof *c.bfs);
+    c.queue = malloc(((size_t)n + 1) * sizeof *c.queue);
+    c.active = calloc((size_t)n + 1, 1);
+    if (!c.node || !c.index || !c.load || !c.nload || !c.nstamp || !c.pstamp || !c.cand || !c.bfs || !c.queue ||
+        !c.active) {
+        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the local search of %d processes", (int)n);
+        goto cleanup;
+    }
+    for (int32_t v = 0; v < nn; v++) c.index[v] = -1;
+    for (int32_t j = 0; j < A; j++) c.index[an->node[j]] = j;
+    for (int32_t u = 0; u < n; u++) {
+        c.node[u] = c.index[topomap_machine_node_of(m, pe_of[u])];
+        c.load[pe_of[u]]++;
+        c.nload[c.node[u]]++;
+    }
+    topomap_metrics mt;
+    topomap_eval_metrics(c.e, &mt);
+    c.J = mt.qap;
+    c.thresh = 1e-12 * (fabs(c.J) + 1);
+    for (int32_t u = 0; u < n; u++)
+        for (int64_t k = g->xadj[u]; k < g->xadj[u + 1]; k++)
+            if (c.node[g->adjncy[k]] != c.node[u]) {
+                push(&c, u);
+                break;
+            }
+    topomap_rng r;
+    topomap_rng_seed(&r, o->seed ^ 0x5eedULL);
+    topomap_rng_shuffle_i32(&r, c.queue, c.pending);
+    int64_t budget = (int64_t)o->sweeps * (c.pending > 0 ? c.pending : 1), steps = 0;
+    while (c.pending > 0 && steps < budget) {
+        int32_t u = c.queue[c.head], partner = -1;
+        c.head = c.head + 1 == n ? 0 : c.head + 1;
+        c.pending--;
+        c.active[u] = 0;
+        int changed = 0;
+        if ((rc = improve(&c, u, &changed, &partner))) goto cleanup;
+        if (changed) {
+            for (int64_t k = g->xadj[u]; k < g->xadj[u + 1]; k++) push(&c, g->adjncy[k]);
+            if (partner >= 0)
+                for (int64_t k = g->xadj[partner]; k < g->xadj[partner + 1]; k++) push(&c, g->adjncy[k]);
+            push(&c, u);
+        }
+        if (++steps % CHECK_EVERY == 0 && (rc = topomap_i_tick(t, CHECK_EVERY, (double)steps / (double)budget)))
+            goto cleanup;
+    }
+    memcpy(pe_of, topomap_eval_mapping(c.e), (size_t)n * sizeof *pe_of);
+cleanup:
+    topomap_eval_destroy(c.e);
+    free(c.node);
+    free(c.index);
+    free(c.load);
+    free(c.nload);
+    free(c.nstamp);
+    free(c.pstamp);
+    free(c.cand);
+    free(c.bfs);
+    free(c.queue);
+    free(c.active);
+    return rc;
+}

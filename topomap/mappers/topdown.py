@@ -1,0 +1,134 @@
+"""The top-down mapper for any machine: dual recursive bipartitioning of the
+processes along the target's own decomposition, then a swap/move search.
+
+Pellegrini & Roman, "Scotch: a software package for static mapping by dual
+recursive bipartitioning of process and architecture graphs", HPCN 1996
+(DRB with external gains); the search is VieM's (Schulz & Träff, SEA 2017)
+over nodes.  The C files ``csrc/core/map_dualrb.c`` and
+``csrc/core/map_qap_search.c`` state what they take from the sources and
+what they had to choose.
+
+The target's decomposition is built here, per machine kind:
+
+tori, meshes, hypercubes
+    recursive coordinate bisection of the allocation's nodes: a part is cut
+    across one of its three longest extents (on a ring, the shortest arc
+    covering it), whichever gives the processes the cheapest split, at the
+    coordinate nearest its middle, so halves stay boxes (a 9-long ring
+    splits 5 | 4, never mid-plane).
+every other kind
+    the allocation's nodes in id order, where every topomap kind numbers
+    switch subtrees, groups and pods consecutively; a gap's level is the
+    route length between its two nodes, the longest cut first (a fat tree
+    splits between pods, then leaves; a dragonfly between groups, then
+    routers), ties cut nearest the middle.  On a ``graph`` fabric, whose ids
+    need not follow its structure, the order comes from recursive graph
+    bisection of the network (:func:`topomap.partition`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _core
+from ..errors import MappingError
+from ..machine import Allocation
+from ..pattern import Pattern
+from ..registry import register
+from ._options import core_map, is_flag, is_int
+from .libtopomap import _geometry
+
+__all__ = ["topdown", "decomposition"]
+
+
+def decomposition(allocation: Allocation) -> tuple[np.ndarray, np.ndarray]:
+    """The target decomposition the ``topdown`` mapper follows where the
+    machine has no coordinates (on tori, meshes and hypercubes the C core
+    chooses each cut from the node coordinates instead).
+
+    Parameters
+    ----------
+    allocation : Allocation
+
+    Returns
+    -------
+    order : numpy.ndarray
+        int32 machine nodes of the allocation, each once, in leaf order.
+    gap : numpy.ndarray
+        int32 level of the cut between ``order[i]`` and ``order[i + 1]``; a
+        range of the order splits at its lowest level (nearest its middle on
+        a tie).
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> order, gap = decomposition(tm.machine("fattree:k=4,levels=2").allocate(8))
+    >>> order.tolist(), gap.tolist()
+    ([0, 1, 2, 3, 4, 5, 6, 7], [-2, -4, -2, -4, -2, -4, -2])
+    """
+    m = allocation.machine
+    nodes = np.unique(m.node_of(allocation.pes)).astype(np.int64)
+    if nodes.size == 1:
+        return nodes.astype(np.int32), np.zeros(0, dtype=np.int32)
+    hops = np.asarray(m.hops(nodes[:-1], nodes[1:]), dtype=np.int64)
+    return nodes.astype(np.int32), (-hops).astype(np.int32)
+
+
+@register("topdown", "dual recursive bipartitioning of the processes along the target's own decomposition "
+          "(tori by their longest extent, trees by levels), external gains, then swap/move search on J "
+          "(any machine)",
+          options={
+              "context": (True, "weigh each bisection by the hops to the processes' neighbours outside the part "
+                                "(Scotch's external gains); False: plain min cuts"),
+              "sweeps": (4, "local-search budget in sweeps over the processes on a node boundary (0: none)"),
+              "depth": (2, "swap partners within this many hops of the traffic graph"),
+              "max_partners": (64, "swap partners tried per process"),
+          },
+          source="Pellegrini & Roman, HPCN 1996 (Scotch DRB); Schulz & Träff, SEA 2017 (VieM search)",
+          c_file="map_dualrb.c")
+def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
+            progress: Callable[[float], Any] | None, context: bool, sweeps: int, depth: int,
+            max_partners: int) -> np.ndarray:
+    """Dual recursive bipartitioning onto any machine, then local search.
+
+    Parameters
+    ----------
+    pattern : Pattern
+    allocation : Allocation
+    seed, capacity, progress
+        As for :func:`topomap.map` (the seed reaches every bisection and the
+        search).
+    context : bool
+        Scotch's external gains: each bisection knows where the part's
+        outside neighbours are bound for.
+    sweeps, depth, max_partners : int
+        The swap/move search's budget, partner radius and partners per
+        process.
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 PE of every process.
+
+    Examples
+    --------
+    A 3-D stencil of 4 x 2 x 2 blocks per node lands as the geometric
+    embedding: every message crosses at most one link.
+
+    >>> import topomap as tm
+    >>> pat = tm.generators.stencil_3d((8, 4, 4), points=7)
+    >>> alloc = tm.machine("torus:2x2x2/16").allocate(pat.n)
+    >>> tm.evaluate(pat, alloc, tm.map(pat, alloc, method="topdown")).max_dilation
+    1
+    """
+    if not is_flag(context):
+        raise MappingError(f"topdown: option context must be True or False, got {context!r}")
+    for name, value, low in (("sweeps", sweeps, 0), ("depth", depth, 0), ("max_partners", max_partners, 1)):
+        if not is_int(value) or not low <= value <= 2**31 - 1:
+            raise MappingError(f"topdown: option {name} must be an integer >= {low}, got {value!r}")
+    order, gap = decomposition(allocation)
+    return core_map("topdown", _core.map_topdown, pattern, allocation, seed, capacity, progress, order=order,
+                    gap=gap, context=int(context), sweeps=sweeps, depth=depth, max_partners=max_partners,
+                    **_geometry(allocation))
