@@ -15,8 +15,15 @@ stages of the combined allgather, mean hops between friends, and the predicted l
 reduction against naive (:func:`topomap.neighborhood.latency.predict_latency`, LogGP) at 4 B,
 1 KB and 64 KB, for the paper's choice, ``node=`` and ``node=`` + ``distance=`` (path cost).
 
-    python benchmarks/bench_neighborhood.py             # 1K-8K ranks (minutes)
-    python benchmarks/bench_neighborhood.py --quick     # 1K ranks only
+Last, cumulative combining (``combine(cumulative=True)``, issue 16 part 5) against the paper's
+algorithm at 1K ranks, random G(p, delta) for delta in {0.05, 0.2, 0.8} and Moore (2,1), (2,2)
+on a 32 x 32 grid, block-mapped onto a torus:8x8x4/4: Alg. 1 iterations, mean messages sent
+per process, stages of the allgather, the largest message (blocks) and the predicted LogGP
+latency at 4 B and 64 KB with its reduction against naive.
+
+    python benchmarks/bench_neighborhood.py                # 1K-8K ranks (minutes)
+    python benchmarks/bench_neighborhood.py --quick        # 1K ranks only
+    python benchmarks/bench_neighborhood.py --cumulative   # the cumulative table only (~20 s)
 """
 
 from __future__ import annotations
@@ -98,12 +105,50 @@ def compare_options(n: int) -> list[dict]:
     return rows
 
 
+def compare_cumulative(n: int = 1024) -> list[dict]:
+    """Cumulative combining against the paper's algorithm (and naive) on n ranks."""
+    machine, mapping = tm.machine("torus:8x8x4/4"), np.arange(n)
+    side = int(round(n ** 0.5))
+    graphs = {f"random {d}": nb.random_graph(n, d, seed=1) for d in (0.05, 0.2, 0.8)}
+    graphs.update({f"moore (2,{r})": nb.moore_graph((side, side), r) for r in (1, 2)})
+    rows = []
+    print(f"\n{'graph':<13}{'algorithm':<11}{'t':>4}{'sends':>8}{'stages':>7}{'widest':>7}"
+          f"{'4 B us':>9}{'red':>8}{'64 KB us':>10}{'red':>8}")
+    for name, g in graphs.items():
+        deg = float(g.degrees()[0].mean())
+        for alg in ("paper", "cumulative"):
+            t = nb.combine(g, cumulative=alg == "cumulative")
+            lat = predict_latency(g, t, machine, mapping, sizes=[4, 65536])
+            stages = allgather_stages(g, t, 4)
+            widest = int(max(float(s.bytes.max(initial=0)) for s in stages) // 4)  # 4 B per block
+            r = {"graph": name, "n": n, "algorithm": alg, "t": int(t.iterations["active"].size),
+                 "sends_mean": round(float(t.stats()["sends"].mean()), 1), "outdeg_mean": round(deg, 1),
+                 "stages": len(stages), "widest_blocks": widest,
+                 "naive_s": [float(x) for x in lat["naive"]], "combined_s": [float(x) for x in lat["combined"]],
+                 "reduction": [round(float(x), 3) for x in lat["reduction"]]}
+            rows.append(r)
+            if alg == "paper":
+                print(f"{name:<13}{'naive':<11}{'':>4}{deg:>8.1f}{1:>7}{1:>7}{1e6 * lat['naive'][0]:>9.1f}{'':>8}"
+                      f"{1e6 * lat['naive'][1]:>10.1f}")
+            print(f"{'':<13}{alg:<11}{r['t']:>4}{r['sends_mean']:>8}{r['stages']:>7}{widest:>7}"
+                  f"{1e6 * lat['combined'][0]:>9.1f}{r['reduction'][0]:>+8.3f}{1e6 * lat['combined'][1]:>10.1f}"
+                  f"{r['reduction'][1]:>+8.3f}", flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="1K ranks only")
     ap.add_argument("--sample", type=int, default=64, help="ranks whose Phase 2 is timed")
+    ap.add_argument("--cumulative", action="store_true", help="only cumulative combining against the paper's")
     ap.add_argument("--json", help="write the rows here")
     args = ap.parse_args()
+    if args.cumulative:
+        cumulative = compare_cumulative()
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({"cumulative": cumulative}, fh, indent=1)
+        return
     sizes = [1024] if args.quick else [1024, 2048, 4096, 8192]
     rows = []
     print(f"{'graph':<16}{'n':>6}{'phase1 s':>10}{'paper':>8}{'phase2 s':>11}{'paper':>10}{'t':>5}{'F':>8}"
@@ -129,9 +174,10 @@ def main() -> None:
                   f"{r['t']:>5}{r['F_mean']:>8}{r['sends_mean']:>8}{r['outdeg_mean']:>8}  {r['all_pairs_friends']}",
                   flush=True)
     options = compare_options(512 if args.quick else 4096)
+    cumulative = compare_cumulative()
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"phases": rows, "options": options}, fh, indent=1)
+            json.dump({"phases": rows, "options": options, "cumulative": cumulative}, fh, indent=1)
 
 
 if __name__ == "__main__":
