@@ -128,7 +128,7 @@ def auto_capacity(n: int, npes: int, imbalance: float = 0.0) -> int:
     return max(k, math.floor((1.0 + imbalance) * k))
 
 
-def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int = 0, capacity: "int | str" = 1,
+def map(pattern: Any, allocation: Allocation, method: str = "auto", seed: int = 0, capacity: "int | str" = 1,
         progress: Callable[[float], Any] | None = None, **options: Any) -> Mapping:
     """Map the processes of ``pattern`` onto the PEs of ``allocation``.
 
@@ -139,7 +139,11 @@ def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int =
     allocation : Allocation
         The PEs of the job, in launcher order.
     method : str
-        A registered mapper (see :func:`methods`).
+        A registered mapper (see :func:`methods`).  The default ``"auto"``
+        runs a small portfolio chosen by machine kind and size, always with
+        ``block`` (the allocation order), and keeps the best on its
+        ``objective`` option (hop-bytes unless named): never worse than
+        the launcher's order (:mod:`topomap.mappers.auto`).
     seed : int
         Seed for mappers that use randomness; same seed, same mapping.
     capacity : int or "auto"
@@ -207,7 +211,11 @@ def map(pattern: Any, allocation: Allocation, method: str = "block", seed: int =
     t0 = time.perf_counter()
     if progress is not None and not callable(progress):
         raise MappingError(f"progress must be callable or None, got {type(progress).__name__}")
-    pe_of = np.asarray(info.func(pat, allocation, seed=int(seed), capacity=int(capacity), progress=progress, **opts))
+    out = info.func(pat, allocation, seed=int(seed), capacity=int(capacity), progress=progress, **opts)
+    if isinstance(out, Mapping):  # a portfolio (auto) also reports what it chose: kept with the options
+        opts.update(out.options)
+        out = out.pe_of
+    pe_of = np.asarray(out)
     seconds = time.perf_counter() - t0
     check_mapping(pe_of, pat.n, allocation, capacity)
     return Mapping(pe_of, method=method, seed=int(seed), seconds=seconds, options=opts, capacity=int(capacity))
