@@ -138,7 +138,7 @@ def run_table(args) -> list[dict]:
         for policy in policies:
             alloc = machine.allocate(n, policy=policy, seed=0)
             for name, pat in patterns(n).items():
-                base = tm.evaluate(pat, alloc, tm.map(pat, alloc))
+                base = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block"))
                 res, wall, cpu = timed(lambda: run_ptram(pat, alloc, seed=0), args.repeat)
                 cells = {"ptram": (res.pe_of, wall, cpu)}
                 cells["ptram-part"] = (groups_in_order(alloc, res.group), res.seconds["partition"], float("nan"))
@@ -194,7 +194,7 @@ def sweep_k(args) -> dict:
     for policy in ("contiguous", "random"):
         alloc = machine.allocate(4096, policy=policy, seed=0)
         for name, pat in patterns(4096).items():
-            base = tm.evaluate(pat, alloc, tm.map(pat, alloc)).max_congestion
+            base = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block")).max_congestion
             cell = {"allocation": policy, "pattern": name, "greedy_mc": None, "mc": [], "refine_seconds": []}
             for k in ks:
                 res = run_ptram(pat, alloc, seed=0, k=k)

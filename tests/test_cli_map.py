@@ -62,7 +62,7 @@ def test_map_writes_the_mapping_and_compares_with_block(capsys, tmp_path):
     written = tm.io.read_mapping(out_file).pe_of
     assert np.array_equal(written, tm.map(pat, alloc, method="aphid", seed=3).pe_of)
     met = tm.evaluate(pat, alloc, written)
-    blk = tm.evaluate(pat, alloc, tm.map(pat, alloc))
+    blk = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block"))
     hb = [float(ln.split()[1]) for ln in lines[2:5]]
     assert hb == pytest.approx([met.hop_bytes, blk.hop_bytes, met.hop_bytes / blk.hop_bytes], rel=1e-3)
     # topomap eval reads the file back to the same numbers
@@ -85,13 +85,13 @@ def test_map_node_format_json_and_capacity(capsys, tmp_path):
 
 def test_map_block_alone_and_allocation_options(capsys):
     rc, out, _ = run(capsys, "map", "stencil2d:4x4", "fattree:k=4,levels=2/2", "--policy", "random",
-                     "--alloc-seed", "2", "--alloc", "10", "--capacity", "2", "--json")
+                     "--alloc-seed", "2", "--alloc", "10", "--capacity", "2", "--method", "block", "--json")
     assert rc == 0
     rows = json.loads(out)["metrics"]
     assert [r["method"] for r in rows] == ["block"]
     pat = tm.generators.stencil_2d((4, 4))
     alloc = tm.machine("fattree:k=4,levels=2/2").allocate(10, policy="random", seed=2)
-    assert rows[0]["hop_bytes"] == tm.evaluate(pat, alloc, tm.map(pat, alloc, capacity=2)).hop_bytes
+    assert rows[0]["hop_bytes"] == tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block", capacity=2)).hop_bytes
 
 
 def test_options_are_typed_from_the_registry_defaults(isolated_registry, capsys):

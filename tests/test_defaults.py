@@ -86,13 +86,13 @@ def test_auto_capacity_is_the_smallest_that_fits_widened_by_imbalance():
 def test_map_with_capacity_auto():
     alloc = tm.machine("hierarchy:16:16/1:10").allocate(256)
     pat = tm.generators.stencil_2d((256, 128))                      # 32,768 processes on 256 PEs
-    block = tm.map(pat, alloc, capacity="auto")
+    block = tm.map(pat, alloc, method="block", capacity="auto")
     assert block.capacity == 128 and np.bincount(block.pe_of).max() == 128
     hier = tm.map(pat, alloc, method="hierarchy", capacity="auto", imbalance=0.03)
     assert hier.capacity == 131 and np.bincount(hier.pe_of, minlength=256).max() <= 131
     assert tm.map(pat, alloc, method="hierarchy", capacity="auto", imbalance=0.0).capacity == 128
     with pytest.raises(tm.MappingError, match="capacity='auto' takes the smallest"):
-        tm.map(pat, alloc)
+        tm.map(pat, alloc, method="block")
     with pytest.raises(tm.MappingError, match="positive integer or 'auto'"):
         tm.map(pat, alloc, capacity="most")
 

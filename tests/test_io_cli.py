@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -190,10 +191,16 @@ def test_demo(capsys):
     assert header == ["method", "hop_bytes_norm", "avg_dilation", "max_dilation", "max_congestion_norm",
                       "nz_congestion_avg_norm", "nz_congestion_var_norm", "edge_cut_norm", "seconds"]
     assert set(lines[head + 1].replace(" ", "")) == {"-"}
-    rows = [ln.split() for ln in lines[head + 2:] if ln.strip() and not ln.startswith("not run")]
-    # one row per default method that applies to the torus; the others are named
-    assert [r[0] for r in rows] == [m for m in DEFAULT_METHODS if m not in ("hierarchy", "aphid")]
+    end = lines.index("", head)
+    rows = [ln.split() for ln in lines[head + 2:end]]
+    # one row per default method that applies to the torus, then auto; the others are named
+    assert [r[0] for r in rows] == [m for m in DEFAULT_METHODS if m not in ("hierarchy", "aphid")] + ["auto"]
     assert lines[-1].startswith("not run, as they do not apply to torus:16x16x8/8: hierarchy, aphid")
+    ran = re.fullmatch(r"auto \(the default of .*\) ran (.*) and kept (\S+), the lowest hop-bytes", lines[end + 1])
+    candidates = ran.group(1).split(", ")
+    assert candidates[0] == "block" and ran.group(2) in candidates
+    hop = {r[0]: float(r[1]) for r in rows}
+    assert hop["auto"] <= min(hop[m] for m in candidates if m in hop)      # block, cyclic, recursive, ... ran in both
     block = dict(zip(header, next(r for r in rows if r[0] == "block")))
     for col in header:
         if col.endswith("_norm"):

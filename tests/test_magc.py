@@ -203,7 +203,7 @@ def test_bad_input():
     with pytest.raises(MappingError, match="strategy 'best'"):
         magc(pat, pat, alloc, strategy="best")
     with pytest.raises(MappingError, match="no GPU per process"):
-        evaluate_gpu(pat, pat, alloc, tm.map(pat, alloc))
+        evaluate_gpu(pat, pat, alloc, tm.map(pat, alloc, method="block"))
     with pytest.raises(MappingError, match="gpu_of must be"):
         tm.Mapping([0, 1], gpu_of=[0])
     assert "gpu_of" not in tm.Mapping([0, 1]).to_dict()

@@ -46,7 +46,7 @@ def reorder_run() -> list[dict]:
 @pytest.mark.parametrize("case", CASES, ids=[c["kind"] for c in CASES])
 def test_new_communicator_ranks_are_exactly_as_computed(reorder_run, case):
     out = next(r for r in reorder_run if r["kind"] == case["kind"])
-    case = {"method": "ptram", **case}                     # reorder's default method
+    case = {"method": "auto", **case}                      # reorder's default method
     assert out["method"] == case["method"]
     assert out["node_hosts"] == ["a", "b"] and out["placement"] == "slots"
     assert out["pes"] == list(range(8))

@@ -158,6 +158,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(table([{"method": r["method"], **{h: r[k] for k, h in METRIC_COLUMNS}} for r in rows],
                 [("method", "{}")] + [(h, "{:.4g}") for _, h in METRIC_COLUMNS]))
+    if "winner" in mp.options:
+        print(f"{args.method} chose {mp.options['winner']}: the lowest {mp.options['objective']} of "
+              f"{', '.join(mp.options['scores'])}")
     if args.output:
         print(f"wrote {args.output} ({args.format}: one line per process)")
     return 0
@@ -169,7 +172,9 @@ def add(sub: argparse._SubParsersAction) -> None:
                        "metrics next to the launcher's block placement.  Method options: --option NAME=VALUE, "
                        "typed from the defaults listed by `topomap methods`.")
     add_placement_arguments(p, with_json=True)
-    p.add_argument("--method", default="block", help="registered mapper (default block; see `topomap methods`)")
+    p.add_argument("--method", default="auto",
+                   help="registered mapper (default auto: the best of a portfolio on -O objective=..., never worse "
+                        "than block; see `topomap methods`)")
     p.add_argument("--option", "-O", action="append", metavar="NAME=VALUE", help="a method option (repeatable)")
     p.add_argument("-o", "--output", help="mapping file to write")
     p.add_argument("--format", choices=["pe", "node"], default="pe",

@@ -94,7 +94,7 @@ def aphid(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
     >>> pat = tm.generators.stencil_2d((4, 4))
     >>> mp = tm.map(pat, alloc, method="aphid", seed=1)
     >>> met = tm.evaluate(pat, alloc, mp)
-    >>> met.level_bytes["spine"] <= tm.evaluate(pat, alloc, tm.map(pat, alloc)).level_bytes["spine"]
+    >>> met.level_bytes["spine"] <= tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block")).level_bytes["spine"]
     True
     """
     _check_options(prune, partitioner, fill, ntries)

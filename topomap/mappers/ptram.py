@@ -207,7 +207,7 @@ def ptram(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
     >>> alloc = tm.machine("gpc/8").allocate(512, policy="random", seed=0)
     >>> pat = tm.generators.stencil_2d((32, 16), weights=(1, 3))
     >>> mp = tm.map(pat, alloc, method="ptram", seed=0)
-    >>> ours, block = tm.evaluate(pat, alloc, mp), tm.evaluate(pat, alloc, tm.map(pat, alloc))
+    >>> ours, block = tm.evaluate(pat, alloc, mp), tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block"))
     >>> ours.max_congestion, block.max_congestion
     (28.0, 99.0)
     """

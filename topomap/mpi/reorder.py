@@ -359,7 +359,7 @@ def apply_order(comm: Any, new_rank: Any) -> Any:
     return newcomm
 
 
-def reorder(comm: Any, pattern: Any = None, *, method: str = "ptram", machine: "Machine | str | None" = None, seed: int = 0,
+def reorder(comm: Any, pattern: Any = None, *, method: str = "auto", machine: "Machine | str | None" = None, seed: int = 0,
             hosts: "Sequence[str] | str | None" = None, node: "str | NodeTree" = "auto",
             host_nodes: "Mapping[str, int] | Callable[[str], int] | None" = None, root: int = 0,
             **options: Any) -> tuple[Any, ReorderInfo]:
@@ -378,8 +378,10 @@ def reorder(comm: Any, pattern: Any = None, *, method: str = "ptram", machine: "
         destination rank (length ``comm.size``), a dict ``{destination:
         bytes}``, or a :class:`topomap.mpi.Profile`.
     method : str
-        Any registered mapper (``topomap.methods()``); default ``"ptram"``,
-        which follows the machine's routes on every network kind.
+        Any registered mapper (``topomap.methods()``); default ``"auto"``,
+        the best of a portfolio for the machine kind and size on its
+        ``objective`` option (hop-bytes unless named), never worse than the
+        launcher's order (:mod:`topomap.mappers.auto`).
     machine : Machine or spec string, optional
         The machine the job's hosts belong to (see :mod:`topomap.mpi.job`);
         default one switch joining them.
@@ -415,7 +417,7 @@ def reorder(comm: Any, pattern: Any = None, *, method: str = "ptram", machine: "
     True
     >>> whole = np.ones((comm.size, comm.size))   # or the whole matrix on every rank, default method
     >>> reorder(comm, whole)[1].method
-    'ptram'
+    'auto'
     """
     MPI = mpi()
     if not isinstance(comm, MPI.Intracomm):
