@@ -18,6 +18,7 @@ import pytest
 import topomap as tm
 from topomap import MappingError
 from topomap.mappers import scotch as sm
+from topomap.mappers import scotch_target as sm_target
 
 GMAP = shutil.which("scotch_gmap") or shutil.which("gmap")
 GMTST = shutil.which("gmtst")
@@ -29,25 +30,26 @@ def scrambled(pat, seed):
     return tm.Pattern.from_edges(perm[pat.senders()], perm[pat.indices], pat.bytes, n=pat.n)
 
 
-# ---------------------------------------------------------------- targets
-
-def test_targets_of_each_machine_kind(tmp_path):
-    full = tm.machine("hierarchy:4:16:16/1:10:100").allocate(1024)
-    assert sm.target(full, str(tmp_path))[0] == "tleaf 3 16 90 16 9 4 1\n"
-    part = tm.machine("hierarchy:2:2/1:10").allocation([3, 0, 2])
-    text, terms, unit = sm.target(part, str(tmp_path))
-    assert (text, terms.tolist(), unit) == ("sub 3 0 2 3 tleaf 2 2 9 2 1\n", [0, 2, 3], "pe")
-    torus = tm.machine("torus:4x4/2").allocate(8)
-    text, terms, unit = sm.target(torus, str(tmp_path))
-    assert (text, terms.tolist(), unit) == ("sub 4 0 1 2 3 torus2D 4 4\n", [0, 1, 2, 3], "node")
-    assert sm.target(tm.machine("torus:4x4/2").allocate(32), str(tmp_path))[0] == "torus2D 4 4\n"
-
+# ---------------------------------------------------------------- targets (more in test_scotch_targets.py)
 
 @needs_gmap
 def test_graph_target_through_amk_grf(tmp_path):
     alloc = tm.machine("dragonfly:g=5,a=2,h=2,p=2/2").allocate(12, policy="random", seed=1)
     text, terms, unit = sm.target(alloc, str(tmp_path))
-    assert unit == "node-label" and text.startswith("deco") and terms.tolist() == sorted(alloc.nodes().tolist())
+    assert unit == "node" and text.startswith("deco\n1\n") and terms.tolist() == sorted(alloc.nodes().tolist())
+
+
+@needs_gmap
+@pytest.mark.parametrize("deco2_above", [4096, 4])
+def test_graph_targets_map_end_to_end(monkeypatch, deco2_above):
+    """deco 1 (gmap names terminals by node id) and, above the threshold, deco 2 (by index)."""
+    monkeypatch.setattr(sm_target, "DECO2_ABOVE", deco2_above)
+    alloc = tm.machine("dragonfly:g=5,a=2,h=2,p=2/2").allocate(12, policy="random", seed=1)
+    pat = scrambled(tm.generators.stencil_2d((4, 6)), 1)
+    mp = tm.map(pat, alloc, method="scotch", capacity=2)
+    assert np.bincount(mp.pe_of, minlength=alloc.machine.npes)[alloc.pes].tolist() == [2] * 12
+    block = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block", capacity=2))
+    assert tm.evaluate(pat, alloc, mp).hop_bytes < block.hop_bytes
 
 
 def test_missing_amk_grf_names_the_package(tmp_path, monkeypatch):
@@ -72,6 +74,51 @@ def test_translation_keeps_capacities_and_repairs_to_the_nearest_slot():
     nodes = tm.machine("torus:2x2/2").allocation([3, 2, 0, 1, 4, 5])
     pe_of = sm._to_pes(nodes, np.array([1, 1, 1, 0, 2]), np.array([0, 1, 2]), "node", 1)
     assert pe_of.tolist() == [3, 2, 1, 0, 4]
+    # terminals in any node order (a deco target's), capacity 2: node 2's four slots on PEs 4, 5
+    pe_of = sm._to_pes(nodes, np.array([0, 0, 0, 0, 1, 2]), np.array([2, 0, 1]), "node", 2)
+    assert pe_of.tolist() == [4, 4, 5, 5, 0, 3]
+
+
+def test_translation_at_scale_is_fast():
+    """10^6 processes on 64,000 nodes, 500 of them one process over: linear work, not per node."""
+    alloc = tm.machine("torus:40x40x40/16").allocate(1_024_000)
+    term = np.repeat(np.arange(64_000), 16)
+    term[np.arange(500) * 2048] = 7          # node 7 gets 500 extra processes, 500 nodes lack one
+    start = time.process_time()
+    pe_of = sm._to_pes(alloc, term, np.arange(64_000), "node", 1)
+    assert time.process_time() - start < 20
+    assert np.bincount(pe_of, minlength=alloc.machine.npes).max() == 1
+    moved = np.flatnonzero(pe_of // 16 != term)
+    assert moved.size == 500 and (pe_of[moved] // 16 != 7).all()
+
+
+# ---------------------------------------------------------------- malformed output
+
+@pytest.mark.parametrize("text, what", [
+    ("3\n0 1\n1 1\n", "holds 5 numbers"),                     # truncated
+    ("3\n0 1\n1 x\n2 0\n", "cannot read gmap's mapping file"),  # not a number
+    ("2\n0 1\n1 1\n2 0\n", "starting \\[2\\]"),               # wrong count
+    ("3\n0 1\n0 1\n2 0\n", "each of the 3 processes once"),  # a process twice
+    ("3\n0 1\n1 4\n2 0\n", "outside the 4 terminals"),
+    ("3\n0 1\n1 -1\n2 0\n", "outside the 4 terminals"),
+])
+def test_malformed_mapping_files_are_clear_errors(tmp_path, text, what):
+    path = tmp_path / "out.map"
+    path.write_text(text)
+    with pytest.raises(MappingError, match=what):
+        sm._read_map(str(path), 3, 4)
+    with pytest.raises(MappingError, match="cannot read gmap's mapping file"):
+        sm._read_map(str(tmp_path / "missing.map"), 3, 4)
+
+
+def test_a_program_that_writes_garbage_fails_clearly(tmp_path, monkeypatch):
+    fake = tmp_path / "gmap"
+    fake.write_text("#!/bin/sh\necho 'mapping done' > \"$5\"\n")   # argv: -Cd -b src tgt out
+    fake.chmod(0o755)
+    monkeypatch.setattr(sm, "gmap_program", lambda: str(fake))
+    alloc = tm.machine("fattree:k=2,levels=2/2").allocate(8)
+    with pytest.raises(MappingError, match="cannot read gmap's mapping file"):
+        tm.map(tm.generators.stencil_2d((4, 2)), alloc, method="scotch")
 
 
 # ---------------------------------------------------------------- the real program
@@ -80,15 +127,29 @@ def test_translation_keeps_capacities_and_repairs_to_the_nearest_slot():
 @pytest.mark.parametrize("spec, n, capacity", [
     ("hierarchy:4:4:2/1:10:100", 32, 1), ("hierarchy:4:4:2/1:10:100", 40, 2), ("hierarchy:2:3:2/1:5:9", 9, 1),
     ("torus:4x4/2", 24, 1), ("mesh:4x2/4", 32, 2), ("fattree:k=4,levels=2/2", 12, 1),
+    ("fattree:k=4,levels=2/4", 64, 1), ("fattree:k=4,levels=2/4", 60, 2), ("torus:4x4x2/4", 128, 1),
+    ("torus:4x4x2/4", 100, 3), ("hypercube:4/2", 24, 2), ("dragonfly:g=5,a=2,h=2,p=2/2", 30, 2),
 ])
 def test_valid_mappings(spec, n, capacity):
     m = tm.machine(spec)
     pat = scrambled(tm.generators.stencil_2d((n // 4, 4)) if n % 4 == 0 else tm.generators.stencil_2d((n // 3, 3)), 2)
     alloc = m.allocate(-(-n // capacity), policy="random", seed=3)
     mp = tm.map(pat, alloc, method="scotch", capacity=capacity)   # tm.map checks PEs and capacity
-    assert mp.n == n
+    assert mp.n == n and set(mp.pe_of.tolist()) <= set(alloc.pes.tolist())
+    assert np.bincount(mp.pe_of).max() <= capacity
     again = tm.map(pat, alloc, method="scotch", capacity=capacity)
     assert np.array_equal(mp.pe_of, again.pe_of)                  # gmap -Cd is deterministic
+
+
+@needs_gmap
+def test_fat_tree_of_ten_thousand_beats_block_clearly():
+    """Issue 20: on a fat tree the method was 0.95-1.00 x block in hop-bytes (a graph target)."""
+    pat = tm.generators.stencil_3d((36, 18, 18))
+    alloc = tm.machine("fattree:k=9,levels=3/16").allocate(pat.n)
+    ours = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="scotch"))
+    block = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block"))
+    assert ours.hop_bytes < 0.6 * block.hop_bytes
+    assert ours.max_congestion < block.max_congestion
 
 
 @needs_gmap

@@ -13,6 +13,10 @@ count, then vertex labels).
   a_L (d_L - d_{L-1}) ... a_1 d_1`` (top level first): KaHIP's ``4:16:16`` /
   ``1:10:100`` is ``tleaf 3 16 90 16 9 4 1`` (notes/anchors.md §1.5).  The
   undifferenced ``tleaf 3 16 100 16 10 4 1`` is a different, costlier target.
+  Tree-shaped machines are hierarchies, ``tree:`` networks and fat trees
+  (:func:`network_levels`: a fat tree's levels at their hop distances,
+  2, 4, 6, ...; its nodes are numbered leaf switch by leaf switch, as a
+  ``tleaf`` numbers its leaves).
 * Scotch accepts only tree levels of at least 2 sons and link costs that are
   integers >= 1 (``archTleafArchLoad``).  Levels of arity 1 never are the
   lowest common level of two leaves, so they are dropped; consecutive levels
@@ -34,7 +38,8 @@ count, then vertex labels).
   cable are one edge, and every edge costs 1, so ``amk_grf`` derives hop
   distances.  Scotch needs a symmetric graph, so a link without its reverse
   still gives an edge.  ``amk_grf -l`` with :func:`vertex_list` keeps the
-  compute nodes as the only terminals; their labels are the node ids.
+  compute nodes as the only terminals; their labels are the node ids.  With
+  vertex loads (flag ``001``) ``amk_grf`` weights the terminals by them.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ import numpy as np
 from ..errors import MachineError
 from ..machine import Machine
 
-__all__ = ["tleaf", "tleaf_levels", "torus", "grf", "vertex_list"]
+__all__ = ["tleaf", "tleaf_levels", "tleaf_text", "network_levels", "merge_levels", "torus", "grf", "vertex_list"]
 
 
 def _node_levels(machine: Machine) -> list[tuple[int, float, str]]:
@@ -64,14 +69,40 @@ def _node_levels(machine: Machine) -> list[tuple[int, float, str]]:
     return out
 
 
-def _tree_levels(machine: Machine) -> list[tuple[int, float, str]]:
+def network_levels(machine: Machine) -> list[tuple[int, float, str]]:
+    """(arity, distance, name) of each level of a tree-shaped network, bottom-up.
+
+    ``distance`` is the machine distance between PEs of two nodes whose
+    lowest common switch is the level: the tree network's cost, or a fat
+    tree's hop count (twice the level).  A single node has no levels.
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> network_levels(tm.machine("fattree:k=4,levels=3/16"))
+    [(4, 2.0, 'leaf'), (4, 4.0, 'agg'), (4, 6.0, 'spine')]
+    """
     net = machine.network
-    if net.kind not in ("single", "tree"):
-        raise MachineError(f"a Scotch tleaf describes tree-shaped machines (hierarchy:, tree: specs); "
-                           f"{machine.spec!r} has a {net.kind} network: export it as 'torus' or 'grf'")
-    levels = _node_levels(machine)
+    if net.kind == "single":
+        return []
     if net.kind == "tree":
-        levels += [(int(a), float(c), f"switch{i + 1}") for i, (a, c) in enumerate(zip(net.arities, net.costs))]
+        return [(int(a), float(c), f"switch{i + 1}") for i, (a, c) in enumerate(zip(net.arities, net.costs))]
+    if net.kind == "fattree":
+        return [(int(a), 2.0 * (i + 1), name) for i, (a, name) in enumerate(zip(net.m, net.level_names()))]
+    raise MachineError(f"a Scotch tleaf describes tree-shaped machines (hierarchy:, tree:, fattree: specs); "
+                       f"{machine.spec!r} has a {net.kind} network: export it as 'torus' or 'grf'")
+
+
+def merge_levels(levels: list[tuple[int, float, str]]) -> list[tuple[int, float, str]]:
+    """Drop arity-1 levels and merge consecutive levels of equal distance (see the module docstring).
+
+    Raises :class:`~topomap.MachineError` when a distance falls going up.
+
+    Examples
+    --------
+    >>> merge_levels([(2, 1.0, "core"), (1, 5.0, "die"), (3, 10.0, "socket"), (2, 10.0, "board")])
+    [(2, 1.0, 'core'), (6, 10.0, 'socket+board')]
+    """
     out: list[tuple[int, float, str]] = []
     for arity, dist, name in levels:
         if arity == 1:
@@ -84,6 +115,10 @@ def _tree_levels(machine: Machine) -> list[tuple[int, float, str]]:
         else:
             out.append((arity, dist, name))
     return out
+
+
+def _tree_levels(machine: Machine) -> list[tuple[int, float, str]]:
+    return merge_levels(_node_levels(machine) + network_levels(machine))
 
 
 def tleaf_levels(machine: Machine) -> list[tuple[int, float]]:
@@ -140,9 +175,22 @@ def tleaf(machine: Machine) -> str:
         if dist < 1 or dist != int(dist):
             raise MachineError(f"Scotch tleaf link costs are integers >= 1, but level {name!r} of "
                                f"{machine.spec!r} has distance {dist:g}")
-    dists = [int(d) for _, d, _ in levels]
+    return tleaf_text([(a, int(d)) for a, d, _ in levels])
+
+
+def tleaf_text(levels: list[tuple[int, int]]) -> str:
+    """The differenced ``tleaf`` line of ``(arity, distance)`` levels, bottom-up.
+
+    Distances are integers >= 1 that grow upwards (checked by the callers).
+
+    Examples
+    --------
+    >>> tleaf_text([(16, 1), (16, 10), (4, 100)])
+    'tleaf 3 4 90 16 9 16 1\\n'
+    """
+    dists = [d for _, d in levels]
     links = [d - below for d, below in zip(dists, [0] + dists[:-1])]
-    fields = [f"{a} {c}" for (a, _, _), c in zip(reversed(levels), reversed(links))]
+    fields = [f"{a} {c}" for (a, _), c in zip(reversed(levels), reversed(links))]
     return f"tleaf {len(levels)} {' '.join(fields)}\n"
 
 
@@ -172,11 +220,13 @@ def torus(machine: Machine) -> str:
     return f"{name}XD {len(dims)} {' '.join(map(str, dims))}\n"
 
 
-def grf(machine: Machine) -> str:
+def grf(machine: Machine, loads: np.ndarray | None = None) -> str:
     """Scotch source graph (``.grf``) of the network: nodes, then switches, unit edges.
 
     Build a target from it with ``amk_grf -l LIST net.grf net.tgt`` (LIST
-    from :func:`vertex_list`).
+    from :func:`vertex_list`).  ``loads`` (one integer >= 1 per network
+    vertex) become vertex loads, which ``amk_grf`` turns into terminal
+    weights: a node of twice the load receives twice the processes.
 
     Examples
     --------
@@ -188,18 +238,25 @@ def grf(machine: Machine) -> str:
     1 2
     1 2
     2 0 1
+    >>> print(grf(tm.machine("hierarchy:1:2/1:10"), loads=np.array([2, 1, 1])).splitlines()[2:4])
+    ['0 001', '2 1 2']
     """
     g = machine.links()
     nvert = machine.nvertices
+    if loads is not None:
+        loads = np.asarray(loads)
+        if loads.shape != (nvert,) or loads.dtype.kind not in "iu" or (loads < 1).any():
+            raise MachineError(f"Scotch vertex loads of {machine.spec!r} must be {nvert} integers >= 1")
     u = np.concatenate([g["src"], g["dst"]]).astype(np.int64)
     v = np.concatenate([g["dst"], g["src"]]).astype(np.int64)
     arcs = np.unique(u * nvert + v)
     rows, cols = np.divmod(arcs, nvert)
     starts = np.searchsorted(rows, np.arange(nvert + 1))
-    lines = ["0", f"{nvert} {arcs.size}", "0 000"]
+    lines = ["0", f"{nvert} {arcs.size}", "0 000" if loads is None else "0 001"]
     for x in range(nvert):
         nbrs = cols[starts[x]:starts[x + 1]]
-        lines.append(" ".join(map(str, [nbrs.size, *nbrs.tolist()])))
+        head = [nbrs.size] if loads is None else [int(loads[x]), nbrs.size]
+        lines.append(" ".join(map(str, [*head, *nbrs.tolist()])))
     return "\n".join(lines) + "\n"
 
 

@@ -11,15 +11,17 @@ a timeout, and reads the mapping back.
   sum of edge weight x target distance, is J as :attr:`Metrics.qap` counts
   it).  Weights must be integers: integral weights summing below 2^31 go
   unchanged, others are scaled to sum to about 2^30 and rounded (at least 1).
-* Target, from :mod:`topomap.export.scotch`: the differenced ``tleaf`` for
-  hierarchy and node-tree machines (terminals = PEs), ``torus``/``mesh``
-  targets for tori and meshes (terminals = nodes), otherwise the network as a
-  ``deco`` graph target built by ``amk_grf`` over the allocation's nodes.
-  An allocation that covers only part of a ``tleaf`` or torus is a ``sub``
-  target listing its terminals (Scotch numbers the mapped terminals by their
-  position in that list).
+* Target, from :mod:`topomap.mappers.scotch_target`: the coded target that
+  matches the machine (``tleaf`` for hierarchies, trees and fat trees,
+  ``torus*``/``mesh*`` for tori and meshes, ``hcub`` for hypercubes; node
+  terminals when all allocated nodes are alike, else PE terminals), restricted
+  to the allocation by its box or a ``sub`` target, and a ``deco 2`` graph
+  target built by ``amk_grf`` only where none fits.  Capacities: a node
+  terminal stands for ``capacity`` x its allocated PEs, and Scotch balances
+  the process count (unit vertex loads) over terminals of equal weight.
 * Back to PEs: a process mapped to a node takes the node's allocated PEs in
-  process order, ``capacity`` each.  Scotch balances load only within its
+  allocation order, ``capacity`` each, processes in process order (the PEs of
+  a node whose terminals are nodes are all alike).  Scotch balances load only within its
   imbalance, so a PE (or node) that ends up with more processes than its
   capacity gives its last processes, one at a time, to the free slot nearest
   to it (machine distance from the PE, or the node's first allocated PE;
@@ -37,17 +39,18 @@ import shutil
 import subprocess
 import tempfile
 import time
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import Cancelled, MachineError, MappingError, NotApplicable
-from ..export import scotch as export
+from ..errors import Cancelled, MappingError, NotApplicable
 from ..io.scotch_grf import write_scotch_grf
 from ..machine import Allocation
 from ..pattern import Pattern
 from ..partition import _metis_ints
 from ..registry import register
+from .scotch_target import choose
 
 __all__ = ["scotch", "gmap_program", "target"]
 
@@ -67,55 +70,22 @@ def _write_source_graph(pattern: Pattern, path: str) -> None:
 
 
 def target(allocation: Allocation, workdir: str, amk_grf: str | None = None) -> tuple[str, np.ndarray, str]:
-    """The Scotch target of an allocation: ``(target text, terminals, kind)``.
+    """The Scotch target of an allocation: ``(target text, terminals, unit)``.
 
-    ``terminals[j]`` is the PE (``kind == "pe"``) or node (``"node"``) that
-    Scotch's terminal ``j`` stands for; on graph targets (``"node-label"``,
-    built with ``amk_grf`` in ``workdir``) gmap names terminals by their
-    vertex label, the node id itself, and ``terminals`` lists the nodes.
+    ``terminals[j]`` is the PE (``unit == "pe"``) or node (``"node"``) that
+    Scotch's terminal ``j`` stands for; :func:`topomap.mappers.scotch_target.choose`
+    says which target each machine gets.
 
     Examples
     --------
     >>> import tempfile, topomap as tm
     >>> alloc = tm.machine("hierarchy:2:2/1:10").allocate(3)
-    >>> text, terms, kind = target(alloc, tempfile.mkdtemp())
-    >>> text, terms.tolist(), kind
+    >>> text, terms, unit = target(alloc, tempfile.mkdtemp())
+    >>> text, terms.tolist(), unit
     ('sub 3 0 1 2 tleaf 2 2 9 2 1\\n', [0, 1, 2], 'pe')
     """
-    m = allocation.machine
-    kind = m.network.kind
-    text = None
-    if kind in ("single", "tree"):
-        try:
-            text, terms, unit = export.tleaf(m), np.sort(allocation.pes), "pe"
-            full = terms.size == m.npes
-        except MachineError:
-            text = None
-    elif kind == "torus":
-        try:
-            text, terms, unit = export.torus(m), np.sort(allocation.nodes()), "node"
-            full = terms.size == m.nnodes
-        except MachineError:
-            text = None
-    if text is not None:
-        if not full:
-            text = f"sub {terms.size} {' '.join(map(str, terms.tolist()))} {text}"
-        return text, terms, unit
-    exe = amk_grf or shutil.which("amk_grf")
-    if exe is None:
-        raise NotApplicable(f"scotch: {m.spec!r} needs a graph target built by Scotch's amk_grf, which is not "
-                           "installed (Debian/Ubuntu: apt-get install scotch)")
-    nodes = np.sort(allocation.nodes())
-    grf, lst, tgt = (os.path.join(workdir, f) for f in ("net.grf", "net.vl", "net.tgt"))
-    with open(grf, "w") as fh:
-        fh.write(export.grf(m))
-    with open(lst, "w") as fh:
-        fh.write(f"{nodes.size}\n{' '.join(map(str, nodes.tolist()))}\n")
-    res = subprocess.run([exe, f"-l{lst}", grf, tgt], capture_output=True, text=True)
-    if res.returncode:
-        raise MappingError(f"scotch: amk_grf failed on {m.spec!r}: {res.stderr.strip()}")
-    with open(tgt) as fh:
-        return fh.read(), nodes, "node-label"
+    found = choose(allocation, workdir, amk_grf or shutil.which("amk_grf"))
+    return found.text, found.terms, found.unit
 
 
 def _run(argv: list[str], timeout: float, progress: Callable[[float], Any] | None) -> None:
@@ -144,61 +114,79 @@ def _run(argv: list[str], timeout: float, progress: Callable[[float], Any] | Non
         raise MappingError(f"scotch: {os.path.basename(argv[0])} failed (exit {proc.returncode}): {err.strip()}")
 
 
-def _read_map(path: str, n: int, terms: np.ndarray, labelled: bool) -> np.ndarray:
-    """Index into ``terms`` of every process's terminal in gmap's output."""
+def _read_map(path: str, n: int, nterms: int, labels: np.ndarray | None = None) -> np.ndarray:
+    """Terminal of every process in gmap's output (a count, then ``process terminal`` pairs);
+    with ``labels`` (increasing), gmap wrote the terminal's label, translated back to its index."""
     try:
-        with open(path) as fh:
-            fields = np.array(fh.read().split(), dtype=np.int64)
+        with warnings.catch_warnings():   # numpy warns, and stops, at a token that is not a number
+            warnings.simplefilter("ignore", DeprecationWarning)
+            fields = np.fromfile(path, dtype=np.int64, sep=" ")
     except (OSError, ValueError) as exc:
         raise MappingError(f"scotch: cannot read gmap's mapping file: {exc}") from None
     if fields.size != 1 + 2 * n or fields[0] != n:
-        raise MappingError(f"scotch: gmap's mapping file has {fields[:1].tolist()} entries, expected {n}")
+        raise MappingError(f"scotch: gmap's mapping file holds {fields.size} numbers starting {fields[:1].tolist()}, "
+                           f"expected the count {n} and {n} pairs")
     pairs = fields[1:].reshape(n, 2)
-    term = np.full(n, -1, dtype=np.int64)
+    if pairs[:, 0].min() < 0 or pairs[:, 0].max() >= n or np.unique(pairs[:, 0]).size != n:
+        raise MappingError(f"scotch: gmap's mapping file does not list each of the {n} processes once")
+    term = np.empty(n, dtype=np.int64)
     term[pairs[:, 0]] = pairs[:, 1]
-    if labelled:   # vertex labels: node ids, in increasing order in terms
-        at = np.searchsorted(terms, term).clip(0, terms.size - 1)
-        term = np.where(terms[at] == term, at, -1)
-    if term.min() < 0 or term.max() >= terms.size:
-        raise MappingError(f"scotch: gmap mapped a process outside the {terms.size} terminals")
+    if labels is not None:
+        at = np.searchsorted(labels, term).clip(0, labels.size - 1)
+        term = np.where(labels[at] == term, at, -1)
+    if term.min() < 0 or term.max() >= nterms:
+        raise MappingError(f"scotch: gmap mapped a process outside the {nterms} terminals")
     return term
 
 
 def _to_pes(allocation: Allocation, term: np.ndarray, terms: np.ndarray, unit: str, capacity: int) -> np.ndarray:
-    """PE of every process from its terminal, within the capacities."""
+    """PE of every process from its terminal, within the capacities (see the module docstring)."""
     m = allocation.machine
     pes = allocation.pes.astype(np.int64)
-    n = term.size
+    n, npes = term.size, pes.size
     if unit == "pe":
-        want = home = terms[term]
-    else:  # a node's processes take its allocated PEs in allocation order, `capacity` each
-        want = np.full(n, -1, dtype=np.int64)
-        home = np.empty(n, dtype=np.int64)
+        sorter = np.argsort(pes, kind="stable")
+        group = sorter[np.searchsorted(pes, terms, sorter=sorter)][term]   # allocation index of the PE
+        slots = np.full(npes, capacity, dtype=np.int64)
+    else:
         node_of = pes // m.pes_per_node
-        wanted = terms[term]
-        for node in np.unique(wanted):
-            procs = np.flatnonzero(wanted == node)
-            slots = np.repeat(pes[node_of == node], capacity)
-            take = min(procs.size, slots.size)
-            want[procs[:take]] = slots[:take]
-            home[procs] = slots[0]
-    sorter = np.argsort(pes, kind="stable")
-    at = np.searchsorted(pes, want, sorter=sorter).clip(0, pes.size - 1)
-    idx = np.where(want >= 0, sorter[at], -1)
-    # the first `capacity` processes of each PE (in process order) stay
-    order = np.lexsort((np.arange(n), idx))
-    first = np.searchsorted(idx[order], idx[order], side="left")
+        by_node = np.lexsort((np.arange(npes), node_of))     # allocation indices, node by node
+        sorted_nodes = node_of[by_node]
+        first = np.searchsorted(sorted_nodes, terms)         # where terminal j's node starts in by_node
+        group = term
+        slots = capacity * (np.searchsorted(sorted_nodes, terms, side="right") - first)
+    # the first `slots` processes of each group (in process order) stay
+    order = np.lexsort((np.arange(n), group))
+    start = np.searchsorted(group[order], group[order], side="left")
     rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n) - first
-    keep = (idx >= 0) & (rank < capacity)
-    load = np.bincount(idx[keep], minlength=pes.size)
-    pe_of = np.where(keep, want, -1)
-    for i in np.flatnonzero(~keep).tolist():   # the rest: to the free slot nearest to where Scotch put them
-        free = np.flatnonzero(load < capacity)
-        j = int(free[np.argmin(m.distance(np.full(free.size, home[i]), pes[free]))])
-        pe_of[i] = pes[j]
+    rank[order] = np.arange(n) - start
+    keep = rank < slots[group]
+    idx = np.full(n, -1, dtype=np.int64)
+    if unit == "pe":
+        idx[keep] = group[keep]
+        home = pes[group]
+    else:
+        idx[keep] = by_node[first[group[keep]] + rank[keep] // capacity]
+        home = pes[by_node[first[group]]]
+    load = np.bincount(idx[keep], minlength=npes)
+    _repair(m, pes, idx, home, load, capacity)
+    return pes[idx].astype(np.int32)
+
+
+def _repair(m, pes: np.ndarray, idx: np.ndarray, home: np.ndarray, load: np.ndarray, capacity: int) -> None:
+    """Give each process without a slot (``idx == -1``), in process order, the free slot nearest
+    to ``home`` (ties to the allocation's order).  Distances from a home to the PEs that had a free
+    slot at the start are computed once per home."""
+    cand = np.flatnonzero(load < capacity)
+    dist: dict[int, np.ndarray] = {}
+    for i in np.flatnonzero(idx < 0).tolist():
+        h = int(home[i])
+        if h not in dist:
+            dist[h] = m.distance(np.full(cand.size, h), pes[cand])
+        free = load[cand] < capacity
+        j = int(cand[np.flatnonzero(free)[np.argmin(dist[h][free])]])
+        idx[i] = j
         load[j] += 1
-    return pe_of.astype(np.int32)
 
 
 def _check(strategy: Any, imbalance: Any, timeout: Any) -> None:
@@ -212,7 +200,8 @@ def _check(strategy: Any, imbalance: Any, timeout: Any) -> None:
                                f"{'>= 0' if low is not None else '> 0'}")
 
 
-@register("scotch", "Scotch's static mapping (Debian scotch_gmap) onto the allocation's tleaf, torus or graph target",
+@register("scotch", "Scotch's static mapping (Debian scotch_gmap) onto the allocation's tleaf, torus, hcub or graph "
+                   "target",
           options={
               "strategy": ("", "Scotch mapping strategy string (gmap -m); '' = Scotch's default"),
               "imbalance": (0.03, "load imbalance tolerance (gmap -b; unused with a strategy, which sets its own)"),
@@ -227,8 +216,8 @@ def scotch(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int
     ----------
     pattern : Pattern
     allocation : Allocation
-        Any machine: a ``tleaf`` for hierarchies, a torus/mesh target, or
-        the network graph through ``amk_grf``.
+        Any machine: a ``tleaf`` for trees and fat trees, a torus/mesh or
+        hypercube target, or the network graph through ``amk_grf``.
     seed, capacity, progress
         As for :func:`topomap.map`; Scotch runs in its deterministic mode
         (``seed`` is not passed on).  ``progress`` is called with the share
@@ -269,13 +258,16 @@ def scotch(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int
         raise NotApplicable("method 'scotch' runs Scotch's gmap program, which is not installed "
                            "(Debian/Ubuntu: apt-get install scotch)")
     with tempfile.TemporaryDirectory(prefix="topomap-scotch-") as d:
-        text, terms, unit = target(allocation, d)
-        src, tgt, out = (os.path.join(d, f) for f in ("pattern.grf", "target.tgt", "out.map"))
-        _write_source_graph(pattern, src)
-        with open(tgt, "w") as fh:
-            fh.write(text)
-        # gmap refuses -b next to -m: a strategy string carries its own balance
-        argv = [exe, "-Cd", f"-m{strategy}" if strategy else f"-b{float(imbalance):g}", src, tgt, out]
-        _run(argv, float(timeout), progress)
-        term = _read_map(out, pattern.n, terms, unit == "node-label")
-    return _to_pes(allocation, term, terms, "pe" if unit == "pe" else "node", capacity)
+        found = choose(allocation, d, shutil.which("amk_grf"))
+        if found.terms.size == 1:   # one terminal: nothing for Scotch to choose
+            term = np.zeros(pattern.n, dtype=np.int64)
+        else:
+            src, tgt, out = (os.path.join(d, f) for f in ("pattern.grf", "target.tgt", "out.map"))
+            _write_source_graph(pattern, src)
+            with open(tgt, "w") as fh:
+                fh.write(found.text)
+            # gmap refuses -b next to -m: a strategy string carries its own balance
+            argv = [exe, "-Cd", f"-m{strategy}" if strategy else f"-b{float(imbalance):g}", src, tgt, out]
+            _run(argv, float(timeout), progress)
+            term = _read_map(out, pattern.n, found.terms.size, found.terms if found.labelled else None)
+    return _to_pes(allocation, term, found.terms, found.unit, capacity)
