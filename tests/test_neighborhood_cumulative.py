@@ -19,10 +19,10 @@ THREE = NeighborGraph.from_lists([[3, 4, 5, 6], [3, 4, 5, 6], [6, 5, 4, 3], [], 
 
 
 @settings(max_examples=150, deadline=None)
-@given(graphs(), st.integers(1, 5))
-def test_c_simulator_equals_reference_and_delivers_every_edge_once(g, theta):
-    a = combine(g, theta=theta, cumulative=True)
-    b = combine(g, theta=theta, cumulative=True, backend="python")
+@given(graphs(), st.integers(1, 5), st.sampled_from([None, 1, 2]))
+def test_c_simulator_equals_reference_and_delivers_every_edge_once(g, theta, cap):
+    a = combine(g, theta=theta, cumulative=True, max_iterations=cap)
+    b = combine(g, theta=theta, cumulative=True, max_iterations=cap, backend="python")
     for k in CombiningPattern._ARRAYS:
         assert getattr(a, k).tolist() == getattr(b, k).tolist(), k
     a.check(g)

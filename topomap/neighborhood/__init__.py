@@ -5,8 +5,9 @@
 :class:`NeighborGraph`              destinations and sources of every rank, checked to agree
 :func:`random_graph`,               Erdos-Renyi G(n, delta) and periodic Moore (D, r) topologies
 :func:`moore_graph`
-:func:`combine`                     Phase 1 (Alg. 1 + 2): the combining pattern T of every rank
-:class:`CombiningPattern`           T: steps, receives, exact-delivery check, statistics, JSON
+:func:`combine`                     Phase 1 (Alg. 1 + 2): the combining pattern T of every rank;
+                                    ``cumulative=True``: a neighbour may be combined again
+:class:`CombiningPattern`           T: steps, receives, origin flows, exact-delivery check, statistics, JSON
 :func:`layouts`, :func:`build_all`, Phase 2 (Alg. 3): SEND/RECV/COPY/WAIT schedules with byte offsets
 :func:`build_schedule`,             for neighbour allgather, alltoall and alltoallv; the naive one
 :func:`naive_schedule`
