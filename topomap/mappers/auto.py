@@ -40,19 +40,19 @@ Portfolio (:func:`portfolio`), by machine kind and the number of processes
 Scotch's ``gmap`` is installed (else it is skipped like any candidate that
 refuses the machine, with the reason in ``options["skipped"]``):
 
-============================  ================================  =========================  ======================
-machine kind                  n <= 131,072, every objective     + for max_congestion, time n > 131,072
-============================  ================================  =========================  ======================
-torus, mesh                   block, cyclic, hilbert,           ptram (<= 1,024 nodes),    block, cyclic, hilbert,
-                              recursive, greedy, scotch         max-contention             topdown or recursive
-                                                                (<= 256 nodes)
-hypercube                     block, cyclic, recursive,         as above                   block, cyclic,
-                              greedy, scotch                                               topdown or recursive
-tree, hierarchy, fat tree,    block, cyclic, hierarchy, aphid,  as above                   block, cyclic, topdown
-single node                   recursive, greedy, scotch                                    or hierarchy (fast)
-dragonfly, graph, fabric      block, cyclic, aphid, recursive,  as above                   block, cyclic,
-                              greedy, scotch                                               topdown or recursive
-============================  ================================  =========================  ======================
+==========================  ================================  =======================  =======================
+machine kind                n <= 131,072, every objective     added for congestion     n > 131,072
+                                                              and time
+==========================  ================================  =======================  =======================
+torus, mesh                 block, cyclic, hilbert,           ptram (<= 1,024 nodes),  block, cyclic, hilbert,
+                            recursive, greedy, scotch         max-contention (<= 256)  topdown or recursive
+hypercube                   block, cyclic, recursive,         as above                 block, cyclic,
+                            greedy, scotch                                             topdown or recursive
+tree, fat tree, one node    block, cyclic, hierarchy, aphid,  as above                 block, cyclic, topdown
+                            recursive, greedy, scotch                                  or hierarchy (fast)
+dragonfly, graph, fabric    block, cyclic, aphid, recursive,  as above                 block, cyclic,
+                            greedy, scotch                                             topdown or recursive
+==========================  ================================  =======================  =======================
 
 The bounds keep the total cost near that of the slowest member (measured by
 ``benchmarks/bench_auto.py``; PTRAM grows with the square of the nodes, 2 s
