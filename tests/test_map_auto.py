@@ -221,3 +221,13 @@ def test_auto_is_the_default_everywhere(capsys):
     assert main(["map", "stencil2d:8x8", "torus:4x4/4"]) == 0
     out = capsys.readouterr().out
     assert "auto chose " in out and "the lowest hop_bytes of block, cyclic, hilbert" in out
+
+
+def test_reorder_plan_with_auto_never_worsens_the_jobs_own_order():
+    from topomap.mpi.reorder import plan_reorder
+    pat = tm.io.read(str(JACOBI))
+    alloc = tm.machine("torus:4x4x4/8").allocate(pat.n, policy="fragmented", seed=2)
+    for objective in ("hop_bytes", "max_congestion"):
+        plan = plan_reorder(pat, alloc, "auto", objective=objective)
+        assert getattr(plan.after, objective) <= getattr(plan.before, objective)     # before = rank r on pes[r]
+        assert sorted(plan.new_rank.tolist()) == list(range(pat.n))
