@@ -121,6 +121,11 @@ TIME_MESSAGES = 100_000
 _GRID, _TREE, _OTHER = "grid", "tree", "other"
 
 
+def _check_objective(objective: Any) -> None:
+    if not isinstance(objective, str) or objective not in OBJECTIVES:
+        raise MappingError(f"auto option objective = {objective!r} must be one of {', '.join(OBJECTIVES)}")
+
+
 def _kind(allocation: Allocation) -> str:
     net = allocation.machine.network
     if isinstance(net, (Torus, Hypercube)):
@@ -146,8 +151,7 @@ def portfolio(allocation: Allocation, n: int, objective: str = "hop_bytes") -> l
     >>> len(portfolio(alloc, 10**6))              # block, cyclic and one scalable mapper
     3
     """
-    if objective not in OBJECTIVES:
-        raise MappingError(f"auto option objective = {objective!r} must be one of {', '.join(OBJECTIVES)}")
+    _check_objective(objective)
     kind = _kind(allocation)
     have = registered()
     hilbert = ["hilbert"] if isinstance(allocation.machine.network, Torus) else []
@@ -177,8 +181,7 @@ def _score(objective: str, pattern: Pattern, allocation: Allocation, pe_of: np.n
 
 
 def _plan(pattern: Pattern, allocation: Allocation, objective: str, candidates: Any) -> list[tuple[str, dict]]:
-    if objective not in OBJECTIVES:
-        raise MappingError(f"auto option objective = {objective!r} must be one of {', '.join(OBJECTIVES)}")
+    _check_objective(objective)
     if objective == "time" and pattern.nnz > TIME_MESSAGES:
         raise MappingError(f"auto: objective='time' simulates every message of every candidate; this pattern has "
                            f"{pattern.nnz} messages, more than {TIME_MESSAGES} (use objective='hop_bytes', "
