@@ -78,7 +78,6 @@ typedef struct {
     topomap_ugraph g;
     int32_t n, A;
     int32_t *order;  /* A: allocation node index at each leaf position */
-    int64_t *pre;    /* A + 1: slots before each leaf position */
     int32_t *group;  /* n: allocation node of a placed process */
     range *dom;      /* n: where a process is bound for */
     int32_t *local;  /* n: index in the part being split, -1 outside */
@@ -396,7 +395,8 @@ static int32_t sort_along(drb *c, int32_t lo, int32_t hi, int32_t d, int32_t sta
 static int split_at(drb *c, const int32_t *P, int32_t np, int32_t lo, int32_t mid, int32_t hi, double *cost)
 {
     range h0 = {lo, mid}, h1 = {mid, hi};
-    int64_t S0 = c->pre[mid] - c->pre[lo], S1 = c->pre[hi] - c->pre[mid];
+    int64_t S0 = 0, S1 = 0; /* slots of the halves (the order inside a part changes with geometry) */
+    for (int32_t i = lo; i < hi; i++) *(i < mid ? &S0 : &S1) += c->an->slots[c->order[i]];
     int ctx = c->opt->context && outside_costs(c, P, np, h0, h1);
     if (!ctx)
         for (int32_t i = 0; i < 2 * np; i++) c->ext[i] = 0;
@@ -536,8 +536,6 @@ static int read_order(drb *c, const topomap_topdown_options *o)
                                         (int)x, (int)d, (int)r);
             }
     }
-    c->pre[0] = 0;
-    for (int32_t i = 0; i < A && !rc; i++) c->pre[i + 1] = c->pre[i] + c->an->slots[c->order[i]];
     return rc;
 }
 
@@ -553,9 +551,10 @@ int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, cons
     if ((rc = topomap_alloc_nodes_create(m, alloc, nalloc, capacity, &an))) return rc;
     int32_t n = p->n, A = an->nnodes;
     if (n > an->pe_start[A] * (int64_t)capacity) {
+        rc = topomap_i_fail(TOPOMAP_EINVAL, "%d processes do not fit %d PEs x capacity %d", (int)n,
+                            (int)an->pe_start[A], (int)capacity);
         topomap_alloc_nodes_destroy(an);
-        return topomap_i_fail(TOPOMAP_EINVAL, "%d processes do not fit %d PEs x capacity %d", (int)n,
-                              (int)an->pe_start[A], (int)capacity);
+        return rc;
     }
     topomap_i_ticker t = {&opt->run, "topdown", 0.0, opt->sweeps > 0 ? 0.8 : 1.0, 0, TOPOMAP_I_TICK};
     int64_t m2 = 2 * (int64_t)p->indptr[n];
@@ -565,7 +564,6 @@ int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, cons
     int32_t *adj = malloc((size_t)m2 * sizeof *adj + 1), *P = malloc(((size_t)n + 1) * sizeof *P);
     double *wgt = malloc((size_t)m2 * sizeof *wgt + 1);
     c.order = malloc((size_t)A * sizeof *c.order);
-    c.pre = malloc(((size_t)A + 1) * sizeof *c.pre);
     c.group = malloc(((size_t)n + 1) * sizeof *c.group);
     c.dom = malloc(((size_t)n + 1) * sizeof *c.dom);
     c.local = malloc(((size_t)n + 1) * sizeof *c.local);
@@ -587,7 +585,7 @@ int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, cons
     c.cstamp = calloc((size_t)A, sizeof *c.cstamp);
     c.chi = malloc((size_t)A * sizeof *c.chi);
     c.ccost = malloc(2 * (size_t)A * sizeof *c.ccost);
-    if (!xadj || !adj || !wgt || !P || !c.order || !c.pre || !c.group || !c.dom || !c.local || !c.side || !c.best ||
+    if (!xadj || !adj || !wgt || !P || !c.order || !c.group || !c.dom || !c.local || !c.side || !c.best ||
         !c.tmp || !c.ext || !c.sxadj || !c.sadj || !c.swgt || !c.svw || !c.keep || !c.corder || !c.keys || !c.occ || (opt->coords && !c.box) || !c.cstamp || !c.chi || !c.ccost) {
         rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the topdown mapping of %d processes", (int)n);
         goto cleanup;
@@ -616,7 +614,6 @@ cleanup:
     free(wgt);
     free(P);
     free(c.order);
-    free(c.pre);
     free(c.group);
     free(c.dom);
     free(c.local);

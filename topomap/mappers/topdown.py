@@ -21,9 +21,10 @@ every other kind
     switch subtrees, groups and pods consecutively; a gap's level is the
     route length between its two nodes, the longest cut first (a fat tree
     splits between pods, then leaves; a dragonfly between groups, then
-    routers), ties cut nearest the middle.  On a ``graph`` fabric, whose ids
-    need not follow its structure, the order comes from recursive graph
-    bisection of the network (:func:`topomap.partition`).
+    routers), ties cut nearest the middle.  A ``graph`` fabric read from a
+    file is taken in its node id order too: where those ids do not follow
+    its structure the cuts are poorer (a decomposition by graph bisection
+    of the fabric is not built yet).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def decomposition(allocation: Allocation) -> tuple[np.ndarray, np.ndarray]:
     >>> import topomap as tm
     >>> order, gap = decomposition(tm.machine("fattree:k=4,levels=2").allocate(8))
     >>> order.tolist(), gap.tolist()
-    ([0, 1, 2, 3, 4, 5, 6, 7], [-2, -4, -2, -4, -2, -4, -2])
+    ([0, 1, 2, 3, 4, 5, 6, 7], [-2, -2, -2, -4, -2, -2, -2])
     """
     m = allocation.machine
     nodes = np.unique(m.node_of(allocation.pes)).astype(np.int64)

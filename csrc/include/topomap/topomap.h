@@ -14,4 +14,5 @@
 #include "map_ptram.h"
 #include "map_hierarchy.h"
 #include "map_kumar.h"
+#include "map_dualrb.h"
 #endif

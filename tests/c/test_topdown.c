@@ -1,0 +1,167 @@
+/* The top-down mapper (map_dualrb.c + map_qap_search.c) on its own: the
+   embedding of a 2-D stencil on a torus with geometry, a fat tree by its
+   levels, valid mappings under capacities and partial nodes, determinism,
+   the search never raising J, cancellation and bad orders. */
+#include <stdlib.h>
+#include <string.h>
+#include "topomap/topomap.h"
+#include "check.h"
+
+static topomap_machine *torus2(int32_t pes, int32_t x, int32_t y)
+{
+    int32_t groups[64] = {0}, dims[2] = {x, y};
+    double costs[1] = {1};
+    topomap_node_tree tree = {pes, 1, groups, costs};
+    uint8_t w[2] = {1, 1};
+    topomap_machine *m = NULL;
+    CHECK(topomap_machine_create_torus(&tree, 2, dims, w, &m) == 0);
+    return m;
+}
+
+/* An X x Y 5-point stencil, rank = x + X y, unit bytes both ways. */
+static topomap_pattern stencil(int32_t X, int32_t Y)
+{
+    int32_t n = X * Y;
+    int64_t *ip = calloc((size_t)n + 1, sizeof *ip);
+    int32_t *ix = malloc(4 * (size_t)n * sizeof *ix);
+    double *by = malloc(4 * (size_t)n * sizeof *by);
+    int64_t k = 0;
+    for (int32_t r = 0; r < n; r++) {
+        int32_t x = r % X, y = r / X, nb[4] = {y > 0 ? r - X : -1, x > 0 ? r - 1 : -1, x < X - 1 ? r + 1 : -1,
+                                               y < Y - 1 ? r + X : -1};
+        for (int i = 0; i < 4; i++)
+            if (nb[i] >= 0) {
+                ix[k] = nb[i];
+                by[k++] = 1;
+            }
+        ip[r + 1] = k;
+    }
+    return (topomap_pattern){n, ip, ix, by};
+}
+
+static void free_pattern(topomap_pattern *p)
+{
+    free((void *)p->indptr);
+    free((void *)p->indices);
+    free((void *)p->bytes);
+}
+
+static double qap(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of)
+{
+    topomap_metrics mt;
+    CHECK(topomap_evaluate(m, p, pe_of, NULL, &mt, NULL) == 0);
+    return mt.qap;
+}
+
+static void test_torus_embedding(void)
+{
+    /* 16 x 16 stencil, 4 x 4 blocks onto a 4 x 4 torus of 16-PE nodes: one hop per cut edge */
+    topomap_machine *m = torus2(16, 4, 4);
+    topomap_pattern p = stencil(16, 16);
+    int32_t alloc[256], order[16], gap[15] = {0}, coords[32], ring[2] = {4, 4}, pe_of[256];
+    for (int32_t i = 0; i < 256; i++) alloc[i] = i;
+    for (int32_t v = 0; v < 16; v++) {
+        order[v] = v;
+        coords[2 * v] = v % 4;
+        coords[2 * v + 1] = v / 4;
+    }
+    topomap_topdown_options o;
+    topomap_topdown_options_init(&o);
+    o.order = order;
+    o.gap = gap;
+    o.count = 16;
+    o.coords = coords;
+    o.ring = ring;
+    o.ndims = 2;
+    CHECK(topomap_map_topdown(m, &p, alloc, 256, 1, &o, pe_of) == 0);
+    topomap_metrics mt;
+    CHECK(topomap_evaluate(m, &p, pe_of, NULL, &mt, NULL) == 0);
+    CHECK(mt.max_dilation == 1);
+    CHECK(close_to(mt.hop_bytes, 2 * (3 * 16 + 3 * 16))); /* 3 cuts of 16 edges per dimension, both ways */
+    free_pattern(&p);
+    topomap_machine_destroy(m);
+}
+
+static void test_fattree_levels_and_properties(void)
+{
+    int32_t groups[64] = {0};
+    double costs[1] = {1};
+    topomap_node_tree tree = {2, 1, groups, costs};
+    int32_t mm[2] = {4, 4}, ww[2] = {1, 4}, pp[2] = {1, 2};
+    topomap_machine *m = NULL;
+    CHECK(topomap_machine_create_fattree(&tree, 2, mm, ww, pp, NULL, TOPOMAP_FATTREE_DMODK, &m) == 0);
+    int32_t nn = topomap_machine_nnodes(m), order[64], gap[64];
+    for (int32_t v = 0; v < nn; v++) order[v] = v;
+    for (int32_t v = 0; v + 1 < nn; v++) gap[v] = -topomap_machine_route_count(m, v, v + 1);
+    topomap_rng r;
+    topomap_rng_seed(&r, 7);
+    for (int trial = 0; trial < 20; trial++) {
+        /* a partial last node, capacity 1-2, fewer processes than slots */
+        int32_t nalloc = 2 * nn - (int32_t)topomap_rng_below(&r, 2), cap = 1 + (int32_t)topomap_rng_below(&r, 2);
+        int32_t alloc[128], pe_of[256], again[256], raw[256], X = 3 + (int32_t)topomap_rng_below(&r, 5);
+        for (int32_t i = 0; i < nalloc; i++) alloc[i] = i;
+        int32_t Y = (nalloc * cap) / X;
+        Y = Y > 1 + (int32_t)topomap_rng_below(&r, 8) ? Y - (int32_t)topomap_rng_below(&r, 2) : Y;
+        topomap_pattern p = stencil(X, Y);
+        topomap_topdown_options o;
+        topomap_topdown_options_init(&o);
+        o.order = order;
+        o.gap = gap;
+        o.count = (nalloc + 1) / 2;
+        o.run.seed = (uint64_t)trial;
+        CHECK(topomap_map_topdown(m, &p, alloc, nalloc, cap, &o, pe_of) == 0);
+        CHECK(topomap_map_topdown(m, &p, alloc, nalloc, cap, &o, again) == 0);
+        CHECK(memcmp(pe_of, again, (size_t)p.n * sizeof *pe_of) == 0);
+        int32_t load[128] = {0}, ok = 1;
+        for (int32_t i = 0; i < p.n; i++) {
+            ok &= pe_of[i] >= 0 && pe_of[i] < nalloc;
+            if (ok) load[pe_of[i]]++;
+        }
+        for (int32_t i = 0; i < nalloc; i++) ok &= load[i] <= cap;
+        CHECK(ok);
+        o.sweeps = 0;
+        CHECK(topomap_map_topdown(m, &p, alloc, nalloc, cap, &o, raw) == 0);
+        CHECK(qap(m, &p, pe_of) <= qap(m, &p, raw) * (1 + 1e-12));
+        free_pattern(&p);
+    }
+    topomap_machine_destroy(m);
+}
+
+static int stop_at_once(void *ctx, double f)
+{
+    (void)ctx;
+    (void)f;
+    return 1;
+}
+
+static void test_errors_and_cancel(void)
+{
+    topomap_machine *m = torus2(1, 2, 2);
+    topomap_pattern p = stencil(2, 2);
+    int32_t alloc[4] = {0, 1, 2, 3}, order[4] = {0, 1, 1, 3}, gap[3] = {0, 0, 0}, pe_of[4];
+    topomap_topdown_options o;
+    topomap_topdown_options_init(&o);
+    CHECK(topomap_map_topdown(m, &p, alloc, 4, 1, &o, pe_of) == TOPOMAP_EINVAL); /* no order */
+    o.order = order;
+    o.gap = gap;
+    o.count = 4;
+    CHECK(topomap_map_topdown(m, &p, alloc, 4, 1, &o, pe_of) == TOPOMAP_EINVAL); /* node 1 twice */
+    CHECK(strstr(topomap_last_error(), "listed twice") != NULL);
+    order[2] = 2;
+    o.context = 2;
+    CHECK(topomap_map_topdown(m, &p, alloc, 4, 1, &o, pe_of) == TOPOMAP_EINVAL);
+    o.context = 1;
+    CHECK(topomap_map_topdown(m, &p, alloc, 3, 1, &o, pe_of) == TOPOMAP_EINVAL); /* 4 processes, 3 PEs */
+    o.run.progress = stop_at_once;
+    CHECK(topomap_map_topdown(m, &p, alloc, 4, 1, &o, pe_of) == TOPOMAP_ECANCELED);
+    free_pattern(&p);
+    topomap_machine_destroy(m);
+}
+
+int main(void)
+{
+    test_torus_embedding();
+    test_fattree_levels_and_properties();
+    test_errors_and_cancel();
+    return check_report();
+}

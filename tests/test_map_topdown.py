@@ -1,0 +1,161 @@
+"""The top-down mapper (topomap/mappers/topdown.py, csrc/core/map_dualrb.c,
+map_qap_search.c): embeddings it must find, capacities, determinism, the
+search never worsening J, the target decomposition and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import topomap as tm
+from topomap import _core
+from topomap.mappers.topdown import decomposition
+
+from conftest import machines
+
+
+def hops_of(pat, alloc, mp):
+    m = alloc.machine
+    node = m.node_of(mp.pe_of)
+    return np.asarray(m.hops(node[pat.senders()], node[pat.indices]))
+
+
+def block_embedding_hop_bytes(shape, nodes):
+    """Hop-bytes of the geometric embedding of a unit 7-point (or 5-point)
+    stencil of `shape` onto a torus of `nodes`, whose extents divide it:
+    every cut between blocks is one hop, counted both ways."""
+    cuts = 0
+    for d, (s, k) in enumerate(zip(shape, nodes)):
+        planes = k - 1
+        cuts += planes * int(np.prod([x for i, x in enumerate(shape) if i != d]))
+    return 2 * cuts
+
+
+@pytest.mark.parametrize("shape,spec", [
+    ((8, 4, 4), "torus:2x2x2/16"),
+    ((16, 16), "torus:4x4/16"),
+    ((32, 32), "torus:8x8/16"),
+])
+def test_finds_the_geometric_embedding_of_power_of_two_stencils(shape, spec):
+    pat = tm.generators.stencil_3d(shape, points=7) if len(shape) == 3 else tm.generators.stencil_2d(shape)
+    alloc = tm.machine(spec).allocate(pat.n)
+    mp = tm.map(pat, alloc, method="topdown", seed=0)
+    h = hops_of(pat, alloc, mp)
+    assert h.max() == 1
+    nodes = tuple(int(x) for x in spec.split(":")[1].split("/")[0].split("x"))
+    assert h.sum() == block_embedding_hop_bytes(shape, nodes)
+
+
+@pytest.mark.parametrize("shape,spec,within", [((32, 32), "mesh:8x8/16", 1.05), ((16, 8, 8), "torus:4x4x4/16", 1.1)])
+def test_near_the_embedding(shape, spec, within):
+    # every node gets a whole block; a few block neighbours end up 2 hops apart
+    pat = tm.generators.stencil_3d(shape, points=7) if len(shape) == 3 else tm.generators.stencil_2d(shape)
+    alloc = tm.machine(spec).allocate(pat.n)
+    h = hops_of(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0))
+    nodes = tuple(int(x) for x in spec.split(":")[1].split("/")[0].split("x"))
+    assert (h == 0).sum() == pat.nnz - block_embedding_hop_bytes(shape, nodes)
+    assert h.sum() <= within * block_embedding_hop_bytes(shape, nodes)
+
+
+def test_beats_scotch_level_on_an_odd_torus():
+    # the issue's 10^4 instance: recursive 0.279, scotch_gmap 0.202 x block, the embedding 0.107
+    pat = tm.generators.stencil_3d((36, 18, 18), points=7)
+    alloc = tm.machine("torus:9x9x9/16").allocate(pat.n)
+    blk = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block")).hop_bytes
+    top = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0)).hop_bytes
+    rec = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="recursive", seed=0)).hop_bytes
+    assert top / blk < 0.19 and top < 0.7 * rec
+
+
+def test_context_orients_the_halves():
+    # without external gains each part is cut well but turned at random
+    pat = tm.generators.stencil_2d((36, 36))
+    alloc = tm.machine("torus:9x9/16").allocate(pat.n)
+    on = hops_of(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0, sweeps=0)).sum()
+    off = hops_of(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0, sweeps=0, context=False)).sum()
+    assert on < 0.75 * off
+
+
+@pytest.mark.parametrize("spec", ["fattree:k=4,levels=3/4", "dragonfly:g=5,a=4,h=2,p=2/4", "hierarchy:4:4:4",
+                                  "hypercube:4/4"])
+def test_other_machines_beat_block(spec):
+    pat = tm.generators.stencil_3d((4, 4, 4), points=7)
+    m = tm.machine(spec)
+    alloc = m.allocate(min(pat.n, m.npes))
+    pat = tm.generators.stencil_3d((4, 4, alloc.pes.size // 16), points=7)
+    blk = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block")).qap
+    top = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="topdown", seed=1)).qap
+    assert top <= blk
+
+
+@settings(max_examples=60, deadline=None)
+@given(machines(), st.sampled_from(["contiguous", "random", "fragmented"]), st.integers(1, 3),
+       st.integers(0, 2**32 - 1), st.data())
+def test_mappings_are_valid_and_seeded(m, policy, capacity, seed, data):
+    k = data.draw(st.integers(1, m.npes))
+    alloc = m.allocate(k, policy=policy, seed=seed % 1000)
+    n = data.draw(st.integers(1, k * capacity))
+    rng = np.random.default_rng(seed)
+    dense = (rng.random((n, n)) < data.draw(st.floats(0.05, 0.6))) * rng.choice([1.0, 4.0, 9.0], size=(n, n))
+    np.fill_diagonal(dense, 0)
+    pat = tm.Pattern.from_dense(dense)
+    mp = tm.map(pat, alloc, method="topdown", seed=seed, capacity=capacity)
+    assert np.isin(mp.pe_of, alloc.pes).all()
+    assert np.bincount(mp.pe_of, minlength=m.npes).max() <= capacity
+    assert tm.map(pat, alloc, method="topdown", seed=seed, capacity=capacity).pe_of.tolist() == mp.pe_of.tolist()
+    # the search only ever lowers J
+    raw = tm.map(pat, alloc, method="topdown", seed=seed, capacity=capacity, sweeps=0)
+    assert tm.evaluate(pat, alloc, mp).qap <= tm.evaluate(pat, alloc, raw).qap * (1 + 1e-12) + 1e-9
+
+
+def test_partial_allocation_uses_few_close_nodes():
+    # 40 processes, 16 slots a node: 3 nodes, adjacent ones
+    pat = tm.generators.stencil_2d((8, 5))
+    alloc = tm.machine("torus:4x4/16").allocate(256)
+    mp = tm.map(pat, alloc, method="topdown", seed=0)
+    nodes = np.unique(alloc.machine.node_of(mp.pe_of))
+    assert nodes.size == 3
+    assert alloc.machine.hops(nodes[:, None], nodes[None, :]).max() <= 2
+
+
+def test_decomposition_follows_the_levels():
+    order, gap = decomposition(tm.machine("fattree:k=4,levels=2").allocate(8))
+    assert order.tolist() == list(range(8))
+    assert gap.tolist() == [-2, -2, -2, -4, -2, -2, -2]     # the two leaf switches of 4 nodes part first
+    order, gap = decomposition(tm.machine("torus:4x4/2").allocate(2))
+    assert order.tolist() == [0] and gap.size == 0
+
+
+def test_bad_options_and_order():
+    pat = tm.generators.stencil_2d((4, 4))
+    alloc = tm.machine("torus:4x4").allocate(16)
+    for opts, msg in [({"context": 1}, "context must be True or False"), ({"sweeps": -1}, "sweeps must be"),
+                      ({"depth": 1.5}, "depth must be"), ({"max_partners": 0}, "max_partners must be")]:
+        with pytest.raises(tm.MappingError, match=msg):
+            tm.map(pat, alloc, method="topdown", **opts)
+    m = alloc.machine._core
+    args = (m, pat.indptr, pat.indices, pat.bytes, alloc.pes, 1, 0)
+    good = np.arange(16, dtype=np.int32)
+    with pytest.raises(tm.TopomapError, match="order entry 3 is node 2, not a node of the allocation or listed twice"):
+        _core.map_topdown(*args, order=np.array([0, 1, 2, 2] + list(range(4, 16)), dtype=np.int32),
+                          gap=np.zeros(15, dtype=np.int32))
+    with pytest.raises(tm.TopomapError, match="order of the allocation's 16 nodes"):
+        _core.map_topdown(*args, order=good[:8], gap=np.zeros(7, dtype=np.int32))
+    with pytest.raises(tm.TopomapError, match="coordinate 7 in dimension 0"):
+        _core.map_topdown(*args, order=good, gap=np.zeros(15, dtype=np.int32),
+                          coords=np.full(32, 7, dtype=np.int32), ring=np.array([4, 4], dtype=np.int32))
+    with pytest.raises(TypeError, match="coords and ring go together"):
+        _core.map_topdown(*args, order=good, gap=np.zeros(15, dtype=np.int32), ring=np.array([4], dtype=np.int32))
+
+
+def test_progress_and_cancel():
+    pat = tm.generators.stencil_3d((8, 8, 8), points=7)
+    alloc = tm.machine("torus:4x4x4/8").allocate(pat.n)
+    seen: list[float] = []
+    first = tm.map(pat, alloc, method="topdown", progress=seen.append)
+    assert seen == sorted(seen) and seen[-1] == 1.0
+    with pytest.raises(tm.Cancelled, match="^topdown cancelled by the progress callback at"):
+        tm.map(pat, alloc, method="topdown", progress=lambda f: True)
+    assert np.array_equal(tm.map(pat, alloc, method="topdown").pe_of, first.pe_of)
