@@ -508,7 +508,8 @@ int topomap_nbr_phase1(const topomap_nbr_input *in, topomap_nbr_result *r)
     w.is_changed = calloc(N, 1);
     int32_t **ints[] = {&w.flen,  &w.active, &w.changed, &w.partner, &w.fin, &w.ncand,
                         &w.choice, &w.old,    &w.chooser, &w.cursor,  &w.acc};
-    int ok = s.out && s.in && (s.onl || !in->cumulative) && s.incount && s.C && s.inloop && s.list && w.fptr && w.is_changed;
+    int ok = s.out && s.in && (s.onl || !in->cumulative) && s.incount && s.C && s.inloop && s.list && w.fptr &&
+             w.is_changed;
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) ok &= (*ints[i] = calloc(N, sizeof(int32_t))) != NULL;
     ok &= (w.cptr = calloc(N + 1, sizeof *w.cptr)) != NULL;
     ok &= (w.keys = calloc(N, sizeof *w.keys)) != NULL;
