@@ -23,7 +23,9 @@ stencil's size (checked in every run).  Rows:
 Each run is a fresh child process: CPU = the child's user + system time of
 the step, including its own children (gmap); peak MB = the peak resident set
 the step adds to the Python process (benchmarks/_memory.py) plus the peak
-resident set of its child programs (gmap, global_multisection).  Medians over
+resident set of its child programs (gmap, global_multisection), which GNU
+``time`` reports (a child's own ``ru_maxrss`` starts at the size of the
+Python it was forked from).  Medians over
 ``--repeats`` seeds 0..r-1.  A method whose median CPU passes ``--cap`` at a
 size is skipped at the larger ones; a run is killed at 3 x the cap.
 
@@ -76,22 +78,44 @@ HAND, EMBED = "scotch_gmap (hand)", "embedding"
 #: QAP instances beyond bench_hierarchy's: (graph, hierarchy, distances).
 EXTRA_QAP = (("rgg_n_2_15_s0", "4:3:3:3", "1:10:100:200"), ("delaunay_n15", "8:8:8", "1:10:100"),
              ("3elt", "8:8:8", "1:10:100"), ("rgg_n_2_15_s0", "2:2:2:2:2:2:2:2", "1:2:5:10:20:50:100:200"))
+TIME = shutil.which("time") or "/usr/bin/time"   # GNU time, for the peak RSS of child programs
 _CHILD_ENV = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536", "MALLOC_TRIM_THRESHOLD_": "65536"}
 
 
-def children_usage() -> tuple[float, float]:
-    """(user + system seconds, peak resident MB) of this process's finished children."""
+def children_cpu() -> float:
+    """User + system seconds of this process's finished children."""
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime, r.ru_maxrss / 1024
+    return r.ru_utime + r.ru_stime
+
+
+def peak_logged(argv: list[str], log: str) -> list[str]:
+    """``argv`` run under GNU time, which appends the program's own peak RSS (kB) to ``log``.
+
+    Why: a child's ``ru_maxrss`` starts from the high-water mark of the process it was
+    forked from, so gmap forked from a Python holding 10^6 processes reported Python's size.
+    """
+    return [TIME, "-a", "-o", log, "-f", "%M", *argv]
+
+
+def logged_mb(log: str) -> float:
+    with open(log) as fh:
+        return max((int(x) for x in fh.read().split()), default=0) / 1024
 
 
 def timed(fn):
-    """(result, CPU seconds of this process and its children, peak MB added) of ``fn()``."""
-    c0, _ = children_usage()
-    t0 = time.process_time()
-    out, _, py_mb = measure(fn)
-    c1, child_mb = children_usage()
-    return out, time.process_time() - t0 + c1 - c0, py_mb + (child_mb if c1 > c0 else 0.0)
+    """(result, CPU seconds of this process and its children, peak MB) of ``fn()``: the peak the
+    step adds to this process plus the largest peak of the gmap runs inside it."""
+    with tempfile.TemporaryDirectory(prefix="bench-quality-") as d:
+        log, wrapper = os.path.join(d, "rss"), os.path.join(d, "gmap")
+        open(log, "w").close()
+        with open(wrapper, "w") as fh:   # the scotch method runs gmap through this
+            fh.write("#!/bin/sh\nexec " + " ".join(peak_logged([sm.gmap_program()], log)) + ' "$@"\n')
+        os.chmod(wrapper, 0o755)
+        sm.gmap_program = lambda: wrapper
+        c0 = children_cpu()
+        t0 = time.process_time()
+        out, _, py_mb = measure(fn)
+        return out, time.process_time() - t0 + children_cpu() - c0, py_mb + logged_mb(log)
 
 
 def kahip_program() -> str | None:
@@ -133,14 +157,15 @@ def run_gmap(pat: tm.Pattern, target: str, d: str) -> tuple[np.ndarray, float, f
     sm._write_source_graph(pat, src)
     with open(tgt, "w") as fh:
         fh.write(target)
-    argv = [sm.gmap_program(), "-Cd", "-b0.03", src, tgt, out]
-    c0, _ = children_usage()
-    subprocess.run(argv, check=True, capture_output=True)
-    c1, gmap_mb = children_usage()
+    log = os.path.join(d, "rss")
+    c0 = children_cpu()
+    subprocess.run(peak_logged([sm.gmap_program(), "-Cd", "-b0.03", src, tgt, out], log), check=True,
+                   capture_output=True)
+    cpu, gmap_mb = children_cpu() - c0, logged_mb(log)
     fields = np.loadtxt(out, dtype=np.int64, skiprows=1, ndmin=2)
     term = np.empty(pat.n, dtype=np.int64)
     term[fields[:, 0]] = fields[:, 1]
-    return term, c1 - c0, gmap_mb
+    return term, cpu, gmap_mb
 
 
 def child_hand(kind: str, size: str) -> dict:
@@ -190,13 +215,14 @@ def child_qap(tool: str, graph: str, hier: str, dists: str, seed: int) -> dict:
         exe = kahip_program()
         with tempfile.TemporaryDirectory(prefix="bench-quality-") as d:
             part = os.path.join(d, "part")
-            c0, _ = children_usage()
-            subprocess.run([exe, os.path.join(bh.GRAPHS, f"{graph}.graph"), f"--seed={seed}",
-                            "--preconfiguration=strong", f"--hierarchy_parameter_string={hier}",
-                            f"--distance_parameter_string={dists}", f"--imbalance={100 * bh.IMBALANCE:g}",
-                            f"--output_filename={part}"], check=True, capture_output=True)
-            c1, mb = children_usage()
-            pe_of, cpu = np.loadtxt(part, dtype=np.int64), c1 - c0
+            log = os.path.join(d, "rss")
+            c0 = children_cpu()
+            subprocess.run(peak_logged([exe, os.path.join(bh.GRAPHS, f"{graph}.graph"), f"--seed={seed}",
+                                        "--preconfiguration=strong", f"--hierarchy_parameter_string={hier}",
+                                        f"--distance_parameter_string={dists}",
+                                        f"--imbalance={100 * bh.IMBALANCE:g}", f"--output_filename={part}"], log),
+                           check=True, capture_output=True)
+            pe_of, cpu, mb = np.loadtxt(part, dtype=np.int64), children_cpu() - c0, logged_mb(log)
     return scores(pat, alloc, pe_of, cpu, mb, max_load=int(np.bincount(pe_of).max()), capacity=capacity)
 
 
@@ -352,6 +378,8 @@ def main() -> None:
         return
     if sm.gmap_program() is None:
         sys.exit("Scotch's scotch_gmap is not installed (apt-get install scotch)")
+    if not os.access(TIME, os.X_OK):
+        sys.exit("GNU time (apt-get install time) measures the peak memory of gmap and KaHIP")
     sizes = [s for s in args.sizes.split(",") if s != "none"] if args.sizes else (["1e4"] if args.quick else list(SIZES))
     if any(s not in SIZES for s in sizes):
         ap.error(f"--sizes takes {', '.join(SIZES)}")
