@@ -233,3 +233,12 @@ def test_reorder_plan_with_auto_never_worsens_the_jobs_own_order():
         plan = plan_reorder(pat, alloc, "auto", objective=objective)
         assert getattr(plan.after, objective) <= getattr(plan.before, objective)     # before = rank r on pes[r]
         assert sorted(plan.new_rank.tolist()) == list(range(pat.n))
+
+
+def test_cli_options_name_the_objective_and_the_candidates(capsys):
+    argv = ["map", "stencil2d:8x8", "torus:4x4/4", "-O", "candidates=greedy,ptram", "-O", "objective=qap", "--json"]
+    assert main(argv) == 0
+    options = json.loads(capsys.readouterr().out)["options"]
+    assert options["candidates"] == ["greedy", "ptram"] and list(options["scores"]) == ["block", "greedy", "ptram"]
+    assert main(["map", "stencil2d:8x8", "torus:4x4/4", "-O", "objective=speed"]) == 2
+    assert "objective = 'speed' must be one of hop_bytes, max_congestion, qap, time" in capsys.readouterr().err
