@@ -47,7 +47,7 @@ import numpy as np
 from ..errors import Cancelled, MappingError, NotApplicable
 from ..io._format import write_adjacency
 from ..io._undirected import is_undirected
-from ..machine import Allocation
+from ..machine import Allocation, Machine
 from ..pattern import Pattern
 from ..partition import _metis_ints
 from ..registry import register
@@ -193,7 +193,7 @@ def _to_pes(allocation: Allocation, term: np.ndarray, terms: np.ndarray, unit: s
     return pes[idx].astype(np.int32)
 
 
-def _repair(m, pes: np.ndarray, idx: np.ndarray, home: np.ndarray, load: np.ndarray, capacity: int) -> None:
+def _repair(m: Machine, pes: np.ndarray, idx: np.ndarray, home: np.ndarray, load: np.ndarray, capacity: int) -> None:
     """Give each process without a slot (``idx == -1``), in process order, the free slot nearest
     to ``home`` (ties to the allocation's order).  Distances from a home to the PEs that had a free
     slot at the start are computed once per home."""
