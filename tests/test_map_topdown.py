@@ -41,7 +41,7 @@ def block_embedding_hop_bytes(shape, nodes):
 def test_finds_the_geometric_embedding_of_power_of_two_stencils(shape, spec):
     pat = tm.generators.stencil_3d(shape, points=7) if len(shape) == 3 else tm.generators.stencil_2d(shape)
     alloc = tm.machine(spec).allocate(pat.n)
-    mp = tm.map(pat, alloc, method="topdown", seed=0)
+    mp = tm.map(pat, alloc, method="topdown", seed=0, effort="strong")
     h = hops_of(pat, alloc, mp)
     assert h.max() == 1
     nodes = tuple(int(x) for x in spec.split(":")[1].split("/")[0].split("x"))
@@ -53,7 +53,7 @@ def test_near_the_embedding(shape, spec, within):
     # every node gets a whole block; a few block neighbours end up 2 hops apart
     pat = tm.generators.stencil_3d(shape, points=7) if len(shape) == 3 else tm.generators.stencil_2d(shape)
     alloc = tm.machine(spec).allocate(pat.n)
-    h = hops_of(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0))
+    h = hops_of(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0, effort="strong"))
     nodes = tuple(int(x) for x in spec.split(":")[1].split("/")[0].split("x"))
     assert (h == 0).sum() == pat.nnz - block_embedding_hop_bytes(shape, nodes)
     assert h.sum() <= within * block_embedding_hop_bytes(shape, nodes)
@@ -132,6 +132,7 @@ def test_bad_options_and_order():
     pat = tm.generators.stencil_2d((4, 4))
     alloc = tm.machine("torus:4x4").allocate(16)
     for opts, msg in [({"context": 1}, "context must be True or False"), ({"sweeps": -1}, "sweeps must be"),
+                      ({"effort": "max"}, "effort must be one of"),
                       ({"depth": 1.5}, "depth must be"), ({"max_partners": 0}, "max_partners must be")]:
         with pytest.raises(tm.MappingError, match=msg):
             tm.map(pat, alloc, method="topdown", **opts)

@@ -64,6 +64,7 @@ void topomap_topdown_options_init(topomap_topdown_options *opt)
     opt->sweeps = 4;
     opt->depth = 2;
     opt->max_partners = 64;
+    opt->ntries = 2;
 }
 
 typedef struct {
@@ -225,7 +226,7 @@ static topomap_ugraph subgraph(drb *c, const int32_t *P, int32_t np, double w0, 
                 c->sadj[len] = c->local[c->g.adjncy[e]];
                 c->swgt[len++] = c->g.adjwgt[e];
             }
-        double pref = c->ext[2 * i + 1] - c->ext[2 * i];
+        double pref = (c->ext[2 * i + 1] - c->ext[2 * i]);
         if (w0 > 0 && pref != 0) {
             c->sadj[len] = pref > 0 ? np : np + 1;
             c->swgt[len++] = pref > 0 ? pref : -pref;
@@ -239,7 +240,7 @@ static topomap_ugraph subgraph(drb *c, const int32_t *P, int32_t np, double w0, 
         c->sxadj[np + a] = len;
         c->svw[np + a] = a ? w1 : w0;
         for (int32_t i = 0; i < np; i++) {
-            double pref = c->ext[2 * i + 1] - c->ext[2 * i];
+            double pref = (c->ext[2 * i + 1] - c->ext[2 * i]);
             if ((a == 0 && pref > 0) || (a == 1 && pref < 0)) {
                 c->sadj[len] = i;
                 c->swgt[len++] = pref > 0 ? pref : -pref;
@@ -257,6 +258,7 @@ static topomap_partition_options popts(drb *c)
     o.trusted = 1;
     o.hard = 1;
     o.seed = mix(c->opt->run.seed ^ mix((uint64_t)c->calls++));
+    o.ntries = c->opt->ntries;
     c->inner.lo = c->inner.hi = c->t->lo + (c->t->hi - c->t->lo) * (double)c->placed / c->n;
     o.progress = topomap_i_ticker_cb;
     o.progress_ctx = &c->inner;
@@ -545,6 +547,10 @@ int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, cons
     if (!opt) return topomap_i_fail(TOPOMAP_EINVAL, "topdown needs options with the target's decomposition");
     if (opt->context != 0 && opt->context != 1)
         return topomap_i_fail(TOPOMAP_EINVAL, "topdown context must be 0 or 1, got %d", (int)opt->context);
+    if (opt->ntries < 1 || opt->sweeps < 0 || opt->depth < 0 || opt->max_partners < 1)
+        return topomap_i_fail(TOPOMAP_EINVAL, "topdown needs ntries >= 1, sweeps >= 0, depth >= 0 and max_partners >= 1 "
+                                              "(got %d, %d, %d, %d)", (int)opt->ntries, (int)opt->sweeps,
+                              (int)opt->depth, (int)opt->max_partners);
     int rc = topomap_pattern_validate(p);
     if (rc) return rc;
     topomap_alloc_nodes *an = NULL;
