@@ -5,6 +5,7 @@ schedules replayed against MPI's delivery, a golden case worked by hand."""
 import json
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -128,3 +129,12 @@ def test_incremental_count_update_equals_reference():
         assert 0 in a.iterations["recomputed"].tolist()
         for k in CombiningPattern._ARRAYS:
             assert getattr(a, k).tolist() == getattr(b, k).tolist(), k
+
+
+def test_combiner_refuses_a_pattern_of_the_other_kind():
+    MPI = pytest.importorskip("mpi4py.MPI")
+    from topomap.mpi import NeighborCombiner
+    comm = MPI.COMM_SELF
+    pat = combine(NeighborGraph.from_lists([[0]], [[0]]), cumulative=False)
+    with pytest.raises(ValueError, match="the given pattern has cumulative=False, the call cumulative=True"):
+        NeighborCombiner(comm, sources=[0], destinations=[0], pattern=pat, cumulative=True)
