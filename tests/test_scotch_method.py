@@ -221,3 +221,18 @@ def test_options_out_of_range(option, value):
 def test_registered_with_its_options():
     info = tm.methods()["scotch"]
     assert set(info.options) == {"strategy", "imbalance", "timeout"} and "Scotch" in info.source
+
+
+@pytest.mark.parametrize("weights, factor", [
+    (np.arange(1.0, 40000.0), 2.0),                           # integral: unchanged (doubled)
+    (np.random.default_rng(0).random(50000) * 1e6, 1.0),      # fractional: scaled to about 2^30
+    (np.array([1e300, 1e-300, 5.0]), 2.0),                    # extremes: finite, at least 1
+    (np.full(10, 2.0**30), 2.0),                              # integral but summing past 2^31
+])
+def test_edge_loads_block_by_block_follow_metis_ints(weights, factor):
+    """The source graph's loads, computed a block at a time, are partition._metis_ints' (C + C^T)."""
+    from topomap.partition import _metis_ints
+    loads = sm._integer_loads(weights, factor)
+    whole = _metis_ints(weights * factor, 1)
+    assert np.array_equal(np.concatenate([loads(lo, min(lo + 777, weights.size))
+                                          for lo in range(0, weights.size, 777)]), whole)

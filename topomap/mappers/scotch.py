@@ -49,7 +49,6 @@ from ..io._format import write_adjacency
 from ..io._undirected import is_undirected
 from ..machine import Allocation, Machine
 from ..pattern import Pattern
-from ..partition import _metis_ints
 from ..registry import register
 from .scotch_target import choose
 
@@ -62,6 +61,25 @@ _WRITE_BLOCK = 1 << 13  # CSR entries of the source graph formatted at a time
 def gmap_program() -> str | None:
     """Path of Scotch's mapping program (``scotch_gmap`` on Debian, else ``gmap``), or None."""
     return shutil.which("scotch_gmap") or shutil.which("gmap")
+
+
+def _integer_loads(w: np.ndarray, factor: float) -> Callable[[int, int], np.ndarray]:
+    """Integer edge loads of ``w * factor`` for entries ``lo:hi``, by the rule of
+    :func:`topomap.partition._metis_ints` with minimum 1 (integral loads summing below 2^31
+    unchanged, others scaled to sum to about 2^30), decided over all entries but computed a
+    block at a time, so that no copy of the whole edge list is made."""
+    if not w.size:
+        return lambda lo, hi: np.zeros(0, dtype=np.int64)
+    top = float(w.max()) * factor
+    integral, shares = True, 0.0
+    for lo in range(0, w.size, _WRITE_BLOCK * 16):
+        block = w[lo:lo + _WRITE_BLOCK * 16] * factor
+        integral = integral and bool(np.array_equal(block, np.round(block)))
+        shares += float((block / top).sum())
+    if integral and top < 2**31 and shares * top < 2**31:
+        return lambda lo, hi: (w[lo:hi] * factor).astype(np.int64)
+    scale = 2**30 / shares
+    return lambda lo, hi: np.maximum(np.round(w[lo:hi] * factor / top * scale), 1).astype(np.int64)
 
 
 def _write_source_graph(pattern: Pattern, path: str) -> None:
@@ -77,7 +95,7 @@ def _write_source_graph(pattern: Pattern, path: str) -> None:
     undirected = is_undirected(pattern)
     sym = pattern if undirected else pattern.symmetric()
     indptr = sym.indptr.astype(np.int64)
-    loads = _metis_ints(sym.bytes * (2.0 if undirected else 1.0), 1) if sym.nnz else np.zeros(0, np.int64)
+    loads = _integer_loads(sym.bytes, 2.0 if undirected else 1.0)
     with open(path, "w", encoding="ascii") as fh:
         fh.write(f"0\n{sym.n}\t{sym.nnz}\n0\t010\n")
         row = 0
@@ -85,7 +103,7 @@ def _write_source_graph(pattern: Pattern, path: str) -> None:
             stop = min(sym.n, max(row + 1, int(np.searchsorted(indptr, indptr[row] + _WRITE_BLOCK, "right")) - 1))
             lo, hi = indptr[row], indptr[stop]
             rows = indptr[row:stop + 1] - lo
-            write_adjacency(fh, rows, [np.diff(rows)], "%d", [loads[lo:hi], sym.indices[lo:hi]], "%d %d", sep="\t")
+            write_adjacency(fh, rows, [np.diff(rows)], "%d", [loads(lo, hi), sym.indices[lo:hi]], "%d %d", sep="\t")
             row = stop
 
 
