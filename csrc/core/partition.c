@@ -56,6 +56,7 @@
 #define CHECK_EVERY 65536
 #define MAX_LEVELS 64
 #define BISECT_COARSEN_TO 30
+#define FINEST_CYCLES 2
 
 /* Debug builds validate trusted graphs too, so the C tests catch a caller
    whose graph breaks the invariants. */
@@ -269,7 +270,8 @@ cleanup:
 static int refine_level(const topomap_i_pgraph *g, int32_t k, const double *limit, int32_t *part, double *pw,
                         topomap_i_pctx *c, int *fits)
 {
-    int rc = topomap_i_balance(g, k, limit, part, pw, c, fits);
+    int rc = topomap_i_balance_paths(g, k, limit, part, pw, c);
+    if (!rc) rc = topomap_i_balance(g, k, limit, part, pw, c, fits);
     if (!rc) rc = topomap_i_fm(g, k, limit, part, pw, c);
     /* fresh sums: FM's moves and roll-backs accumulate round-off */
     topomap_i_part_weights(g, k, part, pw);
@@ -279,18 +281,40 @@ static int refine_level(const topomap_i_pgraph *g, int32_t k, const double *limi
 /* The finest level of the whole graph.  Hard capacities leave k-way FM no
    room when parts are exactly full, so that level is first refined under
    max((1 + c->slack) cap_i, cap_i + largest vertex weight), then balanced to
-   the capacities and refined again. */
+   the capacities and refined again; with k > 2 parts the two passes run a
+   second time, which is kept if it cuts less. */
 static int refine_finest(const topomap_i_pgraph *g, int32_t k, const double *tgt, const double *cap, double eps,
                          double *limit, int32_t *part, double *pw, topomap_i_pctx *c, int *fits)
 {
     int rc = TOPOMAP_OK;
+    int32_t *first = NULL;
+    double first_cut = 0;
+    int first_fits = 0;
     topomap_i_part_weights(g, k, part, pw);
-    if (cap) {
-        for (int32_t i = 0; i < k; i++) limit[i] = fmax((1 + c->slack) * cap[i], cap[i] + g->max_w);
-        if ((rc = refine_level(g, k, limit, part, pw, c, fits))) return rc;
+    for (int cycle = 0; cycle < (cap && k > 2 ? FINEST_CYCLES : 1); cycle++) {
+        if (cycle > 0) {
+            if (!first && !(first = malloc((size_t)g->n * sizeof *first))) {
+                rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory refining %d vertices", (int)g->n);
+                break;
+            }
+            memcpy(first, part, (size_t)g->n * sizeof *first);
+            first_cut = topomap_i_cut(g, part);
+            first_fits = *fits;
+        }
+        if (cap) {
+            for (int32_t i = 0; i < k; i++) limit[i] = fmax((1 + c->slack) * cap[i], cap[i] + g->max_w);
+            if ((rc = refine_level(g, k, limit, part, pw, c, fits))) break;
+        }
+        topomap_i_limits(g, k, tgt, cap, eps, limit);
+        if ((rc = refine_level(g, k, limit, part, pw, c, fits))) break;
+        if (cycle > 0 && !(*fits && (!first_fits || topomap_i_cut(g, part) < first_cut))) {
+            memcpy(part, first, (size_t)g->n * sizeof *part);
+            topomap_i_part_weights(g, k, part, pw);
+            *fits = first_fits;
+        }
     }
-    topomap_i_limits(g, k, tgt, cap, eps, limit);
-    return refine_level(g, k, limit, part, pw, c, fits);
+    free(first);
+    return rc;
 }
 
 int topomap_i_multilevel(const topomap_i_pgraph *g, int32_t k, const double *tgt, const double *cap, double eps,

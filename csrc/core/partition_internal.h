@@ -81,6 +81,12 @@ double topomap_i_cut(const topomap_i_pgraph *g, const int32_t *part);
    *fits = 1 if every part ends within its limit. */
 int topomap_i_balance(const topomap_i_pgraph *g, int32_t k, const double *limit, int32_t *part,
                       double *pw, topomap_i_pctx *c, int *fits);
+/* Equal vertex weights and k > 2: move vertices out of parts above their
+   limit along paths of adjacent parts to parts with room, where that cuts
+   less than moving one vertex out alone (partition_paths.c); what is left
+   over is topomap_i_balance's. */
+int topomap_i_balance_paths(const topomap_i_pgraph *g, int32_t k, const double *limit, int32_t *part,
+                            double *pw, topomap_i_pctx *c);
 /* Boundary k-way FM passes under the limits (parts already within them
    stay within them). */
 int topomap_i_fm(const topomap_i_pgraph *g, int32_t k, const double *limit, int32_t *part, double *pw,

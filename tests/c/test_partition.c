@@ -403,6 +403,29 @@ static void test_refine_and_stats(void)
     b_free(&b);
 }
 
+/* A chain 0-1-...-11 in 4 full parts of 3, given as 0000 111 22 333: the
+   part next to the overweight one is full, so the vertex it sheds must pass
+   through part 1 (3 -> 1, 6 -> 2) to reach the part with room.  Moved out
+   alone it would cost a cut edge: the path keeps the optimum of 3 cut edges
+   with contiguous parts. */
+static void test_balance_along_a_path(void)
+{
+    builder b;
+    b_init(&b, 12, 11);
+    for (int v = 0; v < 11; v++) b_edge(&b, v, v + 1, 1);
+    topomap_ugraph g = b_graph(&b);
+    int32_t part[12] = {0, 0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 3};
+    double caps[4] = {3, 3, 3, 3}, pw[4], cut;
+    topomap_partition_options opt;
+    topomap_partition_options_init(&opt);
+    opt.hard = 1;
+    CHECK(topomap_partition_refine(&g, 4, caps, &opt, part, pw, &cut) == TOPOMAP_OK);
+    CHECK(cut == 3 && close_to(cut, ref_cut(&g, part)));
+    for (int i = 0; i < 4; i++) CHECK(pw[i] == 3);
+    for (int v = 0; v < 12; v++) CHECK(part[v] == part[3 * (v / 3)]);
+    b_free(&b);
+}
+
 static void test_edge_cases(void)
 {
     /* disconnected: three triangles, no edges between them */
@@ -494,6 +517,7 @@ int main(void)
     test_bad_graphs();
     test_progress_and_cancel();
     test_refine_and_stats();
+    test_balance_along_a_path();
     test_edge_cases();
     test_random_graphs();
     return check_report();
