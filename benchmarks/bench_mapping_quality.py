@@ -21,11 +21,12 @@ stencil's size (checked in every run).  Rows:
   holds 16 processes.
 
 Each run is a fresh child process: CPU = the child's user + system time of
-the step, including its own children (gmap); peak MB = the peak resident set
-the step adds to the Python process (benchmarks/_memory.py) plus the peak
-resident set of its child programs (gmap, global_multisection), which GNU
-``time`` reports (a child's own ``ru_maxrss`` starts at the size of the
-Python it was forked from).  Medians over
+the step, including its own children (gmap); peak MB = the most the step
+adds at one time: to the Python process alone (its VmHWM, reset first as in
+benchmarks/_memory.py), or to the Python process while a child program runs
+(sampled every 5 ms) plus that program's own peak, which GNU ``time``
+reports (a child's ``ru_maxrss`` starts at the size of the Python it was
+forked from).  For Scotch and KaHIP run by hand it is the program's peak.  Medians over
 ``--repeats`` seeds 0..r-1.  A method whose median CPU passes ``--cap`` at a
 size is skipped at the larger ones; a run is killed at 3 x the cap.
 
@@ -56,6 +57,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -65,7 +67,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 import bench_hierarchy as bh  # noqa: E402
-from _memory import measure  # noqa: E402
+from _memory import reset_peak, status_kb  # noqa: E402
 from _results import write  # noqa: E402
 
 import topomap as tm  # noqa: E402
@@ -102,9 +104,21 @@ def logged_mb(log: str) -> float:
         return max((int(x) for x in fh.read().split()), default=0) / 1024
 
 
+def has_children() -> bool:
+    """Whether a thread of this process has a running child process."""
+    for tid in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{tid}/children") as fh:
+            if fh.read().strip():
+                return True
+    return False
+
+
 def timed(fn):
-    """(result, CPU seconds of this process and its children, peak MB) of ``fn()``: the peak the
-    step adds to this process plus the largest peak of the gmap runs inside it."""
+    """(result, CPU seconds of this process and its children, peak MB) of ``fn()``.
+
+    Peak: the most the step adds at one time to this process alone, or to this process
+    (sampled every 5 ms while a child runs) plus its largest child program's peak.
+    """
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as d:
         log, wrapper = os.path.join(d, "rss"), os.path.join(d, "gmap")
         open(log, "w").close()
@@ -112,10 +126,26 @@ def timed(fn):
             fh.write("#!/bin/sh\nexec " + " ".join(peak_logged([sm.gmap_program()], log)) + ' "$@"\n')
         os.chmod(wrapper, 0o755)
         sm.gmap_program = lambda: wrapper
+        beside, done = [0], threading.Event()
+
+        def sample() -> None:
+            while not done.wait(0.005):
+                if has_children():
+                    beside[0] = max(beside[0], status_kb("VmRSS"))
+        sampler = threading.Thread(target=sample, daemon=True)
         c0 = children_cpu()
         t0 = time.process_time()
-        out, _, py_mb = measure(fn)
-        return out, time.process_time() - t0 + children_cpu() - c0, py_mb + logged_mb(log)
+        base = reset_peak()
+        sampler.start()
+        try:
+            out = fn()
+        finally:
+            done.set()
+            sampler.join()
+        cpu = time.process_time() - t0 + children_cpu() - c0
+        alone = (status_kb("VmHWM") - base) / 1024
+        with_child = (max(beside[0] - base, 0) / 1024 + logged_mb(log)) if beside[0] else 0.0
+        return out, cpu, max(alone, with_child)
 
 
 def kahip_program() -> str | None:
