@@ -127,3 +127,11 @@ def test_scotch_measures_topomaps_distances(tmp_path, spec, pes, scale, shift):
         pe = t.terms[part] if t.unit == "pe" else np.array([first_pe[v] for v in t.terms[part].tolist()])
         j = tm.evaluate(pat, alloc.machine, pe).qap
         assert gmtst_cost(tmp_path, pat, t.text, part) == scale * j + shift * pat.bytes.sum()
+
+
+def test_export_writes_fat_trees_as_tleaf():
+    """topomap export --format tleaf: a fat tree of one PE per node, at its hop distances."""
+    from topomap.export import scotch as export
+    assert export.tleaf(tm.machine("fattree:k=4,levels=3")) == "tleaf 3 4 2 4 2 4 2\n"
+    with pytest.raises(tm.MachineError, match="level 'Node' .* has distance 0"):
+        export.tleaf(tm.machine("fattree:k=4,levels=3/16"))   # exact export: Scotch has no distance 0
