@@ -160,3 +160,20 @@ def test_progress_and_cancel():
     with pytest.raises(tm.Cancelled, match="^topdown cancelled by the progress callback at"):
         tm.map(pat, alloc, method="topdown", progress=lambda f: True)
     assert np.array_equal(tm.map(pat, alloc, method="topdown").pe_of, first.pe_of)
+
+
+def test_graph_fabric_is_cut_by_graph_bisection():
+    # a 2-level fat tree read as a graph fabric with shuffled node ids
+    ft = tm.machine("fattree:k=4,levels=2/2")
+    links, nn, nv = ft.links(), ft.nnodes, ft.nvertices
+    perm = np.random.default_rng(1).permutation(nn)
+    relabel = np.concatenate([perm, np.arange(nn, nv)])
+    g = tm.Machine(tm.GraphNetwork(nn, nv - nn, relabel[links["src"]], relabel[links["dst"]]), tm.NodeTree.flat(2))
+    alloc = g.allocate(g.npes)
+    order, gap = decomposition(alloc)
+    assert sorted(order.tolist()) == list(range(nn)) and gap.size == nn - 1
+    assert gap.min() == 0 and (gap == 0).sum() == 1                    # one root cut, 8 | 8
+    assert order[:8].size == 8 and np.argmin(gap) == 7
+    pat = tm.generators.stencil_2d((8, 4))
+    hb = {m: tm.evaluate(pat, alloc, tm.map(pat, alloc, method=m, seed=0)).hop_bytes for m in ("block", "topdown")}
+    assert hb["topdown"] < hb["block"]

@@ -21,10 +21,12 @@ every other kind
     switch subtrees, groups and pods consecutively; a gap's level is the
     route length between its two nodes, the longest cut first (a fat tree
     splits between pods, then leaves; a dragonfly between groups, then
-    routers), ties cut nearest the middle.  A ``graph`` fabric read from a
-    file is taken in its node id order too: where those ids do not follow
-    its structure the cuts are poorer (a decomposition by graph bisection
-    of the fabric is not built yet).
+    routers), ties cut nearest the middle.
+``graph`` fabrics (files, routing tables)
+    whose node ids need not follow the structure: recursive graph
+    bisection of the network (:func:`topomap.partition`, the allocation's
+    nodes weighing 1 and every other vertex 0, edges weighted by their
+    links' capacity), the gap's level being the depth of its cut.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ import numpy as np
 from .. import _core
 from ..errors import MappingError
 from ..machine import Allocation
+from ..networks import GraphNetwork
+from ..partition import partition
 from ..pattern import Pattern
 from ..registry import register
 from ._options import core_map, is_flag, is_int
@@ -49,7 +53,39 @@ __all__ = ["topdown", "decomposition", "EFFORTS"]
 EFFORTS = {"fast": (1, 1), "eco": (2, 4), "strong": (4, 8)}
 
 
-def decomposition(allocation: Allocation) -> tuple[np.ndarray, np.ndarray]:
+def _bisection_order(allocation: Allocation, nodes: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Recursive bisection of the network graph: (order, gap levels)."""
+    m = allocation.machine
+    links = m.links()
+    weight = np.zeros(m.nvertices)
+    weight[nodes] = 1.0
+    order: list[int] = []
+    gaps: list[int] = []
+
+    def emit(part: np.ndarray, src: np.ndarray, dst: np.ndarray, cap: np.ndarray, level: int) -> None:
+        inside = part[weight[part] > 0]
+        if inside.size <= 1:
+            order.extend(inside.tolist())
+            return
+        local = np.full(m.nvertices, -1, dtype=np.int64)
+        local[part] = np.arange(part.size)
+        graph = Pattern.from_edges(local[src], local[dst], cap, n=part.size)
+        half = (inside.size + 1) // 2
+        sides = partition(graph, 2, weights=weight[part], capacities=[half, inside.size - half], seed=seed,
+                          method="builtin").parts
+        side_of = np.full(m.nvertices, -1)
+        side_of[part] = sides
+        for s in (0, 1):
+            keep = (side_of[src] == s) & (side_of[dst] == s)
+            emit(part[sides == s], src[keep], dst[keep], cap[keep], level + 1)
+            if s == 0:
+                gaps.append(level)
+
+    emit(np.arange(m.nvertices), links["src"], links["dst"], links["capacity"], 0)
+    return np.asarray(order, dtype=np.int32), np.asarray(gaps, dtype=np.int32)
+
+
+def decomposition(allocation: Allocation, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """The target decomposition the ``topdown`` mapper follows where the
     machine has no coordinates (on tori, meshes and hypercubes the C core
     chooses each cut from the node coordinates instead).
@@ -57,6 +93,8 @@ def decomposition(allocation: Allocation) -> tuple[np.ndarray, np.ndarray]:
     Parameters
     ----------
     allocation : Allocation
+    seed : int
+        Seed of the graph bisections (``graph`` fabrics only).
 
     Returns
     -------
@@ -76,6 +114,8 @@ def decomposition(allocation: Allocation) -> tuple[np.ndarray, np.ndarray]:
     """
     m = allocation.machine
     nodes = np.unique(m.node_of(allocation.pes)).astype(np.int64)
+    if isinstance(m.network, GraphNetwork) and nodes.size > 1:
+        return _bisection_order(allocation, nodes, seed)
     if nodes.size == 1:
         return nodes.astype(np.int32), np.zeros(0, dtype=np.int32)
     hops = np.asarray(m.hops(nodes[:-1], nodes[1:]), dtype=np.int64)
@@ -143,7 +183,7 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
     for name, value, low in (("sweeps", sweeps, 0), ("depth", depth, 0), ("max_partners", max_partners, 1)):
         if not is_int(value) or not low <= value <= 2**31 - 1:
             raise MappingError(f"topdown: option {name} must be an integer >= {low}, got {value!r}")
-    order, gap = decomposition(allocation)
+    order, gap = decomposition(allocation, seed)
     return core_map("topdown", _core.map_topdown, pattern, allocation, seed, capacity, progress, order=order,
                     gap=gap, context=int(context), sweeps=sweeps, depth=depth, max_partners=max_partners,
                     ntries=ntries, **_geometry(allocation))
