@@ -364,15 +364,16 @@ static int by_key(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sort [lo, hi) of the order along dimension d (from `start` on a ring,
-   then by position) and return the cut where the coordinate changes
-   nearest the middle. */
-static int32_t sort_along(drb *c, int32_t lo, int32_t hi, int32_t d, int32_t start)
+/* Sort [lo, hi) of the order along dimension d (from `start` on a ring;
+   descending if `down`; then by position) and return the cut where the
+   coordinate changes nearest the middle (the first on a tie). */
+static int32_t sort_along(drb *c, int32_t lo, int32_t hi, int32_t d, int32_t start, int down)
 {
     int32_t len = hi - lo, r = c->opt->ring[d];
     for (int32_t i = 0; i < len; i++) {
         int64_t x = coord(c, lo + i, d) - start;
         if (r > 0) x = ((x % r) + r) % r;
+        if (down) x = INT32_MAX - x;
         c->keys[i] = (x << 32) | (int64_t)c->order[lo + i];
     }
     qsort(c->keys, (size_t)len, sizeof *c->keys, by_key);
@@ -429,9 +430,39 @@ static int split_at(drb *c, const int32_t *P, int32_t np, int32_t lo, int32_t mi
     return TOPOMAP_OK;
 }
 
+/* The process split in c->best for the cut at mid, counted from the other
+   end of dimension d (a 9-ring's 4-plane half at the high end instead of
+   the low one): kept, with that order of [lo, hi), if it costs less than
+   *best.  Only when the split fills the part and the halves match. */
+static int other_end(drb *c, const int32_t *P, int32_t np, int32_t lo, int32_t mid, int32_t hi, int32_t d,
+                     int32_t start, double *best, int32_t *best_mid)
+{
+    int64_t S0 = 0, S = 0, D0 = 0;
+    for (int32_t i = lo; i < hi; i++) {
+        S += c->an->slots[c->order[i]];
+        if (i < mid) S0 += c->an->slots[c->order[i]];
+    }
+    int32_t dmid = sort_along(c, lo, hi, d, start, 1);
+    for (int32_t i = lo; i < dmid; i++) D0 += c->an->slots[c->order[i]];
+    if (np < S || D0 != S0) return TOPOMAP_OK;
+    set_box(c, lo, dmid);
+    set_box(c, dmid, hi);
+    if (!c->opt->context || !outside_costs(c, P, np, (range){lo, dmid}, (range){dmid, hi})) return TOPOMAP_OK;
+    double cost = objective(c, P, np, c->best, 0);
+    if (cost < *best) {
+        *best = cost;
+        *best_mid = dmid;
+        memcpy(c->keep, c->best, (size_t)np * sizeof *c->keep);
+        memcpy(c->corder, c->order + lo, (size_t)(hi - lo) * sizeof *c->corder);
+    }
+    return TOPOMAP_OK;
+}
+
 /* Map the processes P onto the nodes at leaf positions [lo, hi): with
-   geometry, try the cuts across the (up to 3) longest extents and keep the
-   cheapest; else cut at the lowest-level gap. */
+   geometry, try the cuts across the (up to 3) longest extents, each also
+   counted from the other end with the same process split (a 9-ring's
+   4-plane half is the low or the high end), and keep the cheapest; else
+   cut at the lowest-level gap. */
 static int split(drb *c, int32_t *P, int32_t np, int32_t lo, int32_t hi)
 {
     if (np == 0) return TOPOMAP_OK;
@@ -472,7 +503,7 @@ static int split(drb *c, int32_t *P, int32_t np, int32_t lo, int32_t hi)
         double best = 0;
         int32_t best_mid = -1;
         for (int32_t q = 0; q < ncand && !rc; q++) {
-            mid = sort_along(c, lo, hi, dims[q], starts[q]);
+            mid = sort_along(c, lo, hi, dims[q], starts[q], 0);
             set_box(c, lo, mid);
             set_box(c, mid, hi);
             if ((rc = split_at(c, P, np, lo, mid, hi, &cost))) break;
@@ -482,6 +513,7 @@ static int split(drb *c, int32_t *P, int32_t np, int32_t lo, int32_t hi)
                 memcpy(c->keep, c->best, (size_t)np * sizeof *c->keep);
                 memcpy(c->corder, c->order + lo, (size_t)(hi - lo) * sizeof *c->corder);
             }
+            if ((rc = other_end(c, P, np, lo, mid, hi, dims[q], starts[q], &best, &best_mid))) break;
         }
         if (!rc) {
             mid = best_mid;
