@@ -311,3 +311,41 @@ def test_discovery_on_the_real_gpu():
     listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
     assert node.ngpus == listed.count("GPU ") and node.ncores >= 1
     assert tm.machine("gpu:discover").node.gpu == node
+
+
+def replayed_pynvml(path):
+    """pynvml answering with the values recorded on a real machine (tests/data/gpu/h100-nvml.json)."""
+    with open(path) as f:
+        rec = json.load(f)
+    devs = rec["devices"]
+
+    def nvlink(h, link, what):
+        entry = devs[h]["nvlink"][link]
+        if isinstance(entry[1], str):
+            raise FakeNVMLError(entry[1])
+        return entry[1] if what == "state" else types.SimpleNamespace(busId=entry[2])
+
+    return types.SimpleNamespace(
+        NVMLError=FakeNVMLError, NVML_NVLINK_MAX_LINKS=len(devs[0]["nvlink"]), nvmlInit=lambda: None,
+        nvmlShutdown=lambda: None, nvmlDeviceGetCount=lambda: rec["count"], nvmlDeviceGetHandleByIndex=lambda i: i,
+        nvmlDeviceGetPciInfo=lambda h: types.SimpleNamespace(busId=devs[h]["bus"]),
+        nvmlDeviceGetCurrPcieLinkGeneration=lambda h: devs[h]["gen"],
+        nvmlDeviceGetCurrPcieLinkWidth=lambda h: devs[h]["width"],
+        nvmlDeviceGetCpuAffinity=lambda h, n: devs[h]["affinity"][:n],
+        nvmlDeviceGetTopologyCommonAncestor=lambda a, b: devs[a]["common_ancestor"][b],
+        nvmlDeviceGetNvLinkState=lambda h, link: nvlink(h, link, "state"),
+        nvmlDeviceGetNvLinkRemotePciInfo=lambda h, link: nvlink(h, link, "remote"))
+
+
+def test_real_h100_capture_nvml_and_topo_m_agree():
+    # one H100 on a 16-vCPU VM: NVML (recorded) and nvidia-smi topo -m (verbatim, ANSI header) describe
+    # the same node: one GPU on PCIe under the CPU that owns cores 0-15
+    node = nvml_gpu_node(replayed_pynvml(os.path.join(DATA, "h100-nvml.json")))
+    topo = read_topo_matrix(os.path.join(DATA, "h100-topo-m.txt"))
+    assert node.ngpus == topo.ngpus == 1
+    assert node.ncores == topo.ncores == 16
+    assert [ln.kind for ln in node.links] == [ln.kind for ln in topo.links] == ["pcie"]
+    assert node.links[0].bandwidth == pcie(5, 16)        # NVML reads the link: PCIe 5.0 x16
+    assert topo.links[0].bandwidth == pcie(3, 16)        # topo -m does not say; its documented default
+    assert route_names(node, node.gpu_endpoint(0), 15) == \
+        route_names(topo, topo.gpu_endpoint(0), 15)     # core 15 is endpoint 15
