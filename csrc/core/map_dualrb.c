@@ -51,6 +51,7 @@
 #include "topomap/error.h"
 #include "topomap/map_dualrb.h"
 #include "topomap/partition.h"
+#include "topomap/rng.h"
 #include "map_physgraph.h"
 #include "map_qap_search.h"
 
@@ -99,14 +100,6 @@ typedef struct {
     int32_t stamp;
     int64_t calls, placed;
 } drb;
-
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
 
 static int32_t node_at(const drb *c, int32_t pos)
 {
@@ -257,7 +250,7 @@ static topomap_partition_options popts(drb *c)
     topomap_partition_options_init(&o);
     o.trusted = 1;
     o.hard = 1;
-    o.seed = mix(c->opt->run.seed ^ mix((uint64_t)c->calls++));
+    o.seed = topomap_rng_mix(c->opt->run.seed ^ topomap_rng_mix((uint64_t)c->calls++));
     o.ntries = c->opt->ntries;
     c->inner.lo = c->inner.hi = c->t->lo + (c->t->hi - c->t->lo) * (double)c->placed / c->n;
     o.progress = topomap_i_ticker_cb;

@@ -2,12 +2,19 @@
    any 64-bit seed, including 0, gives a good stream. */
 #include "topomap/rng.h"
 
-static uint64_t splitmix64(uint64_t *x)
+uint64_t topomap_rng_mix(uint64_t x)
 {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
+    uint64_t z = x + 0x9E3779B97F4A7C15ULL;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = topomap_rng_mix(*x);
+    *x += 0x9E3779B97F4A7C15ULL;
+    return z;
 }
 
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

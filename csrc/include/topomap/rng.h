@@ -7,6 +7,9 @@
 typedef struct { uint64_t s[4]; } topomap_rng;
 
 void topomap_rng_seed(topomap_rng *r, uint64_t seed);
+/* splitmix64's step: a well-mixed 64-bit value of x (per-call seeds derived
+   from one seed and a counter). */
+uint64_t topomap_rng_mix(uint64_t x);
 uint64_t topomap_rng_next(topomap_rng *r);
 /* Uniform integer in [0, bound), bound > 0, without modulo bias. */
 uint64_t topomap_rng_below(topomap_rng *r, uint64_t bound);
