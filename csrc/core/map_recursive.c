@@ -173,6 +173,11 @@ static topomap_partition_options popts(rec *c)
     topomap_partition_options o;
     topomap_partition_options_init(&o);
     o.trusted = 1;
+    /* 2 multilevel runs per bisection, not 4: on the 46^3 stencil (seeds
+       0-2, torus:40x40x40/16 and fattree:k=40,levels=3/16) hop-bytes and
+       max congestion moved by -2% to +1.5% (mean over seeds), within the
+       seed-to-seed spread, for 16% less CPU */
+    o.ntries = 2;
     o.seed = mix(c->opt->run.seed ^ mix((uint64_t)c->calls++));
     c->inner.lo = c->inner.hi = c->t->lo + (c->t->hi - c->t->lo) * c->placed / c->nm->k;
     o.progress = topomap_i_ticker_cb;
