@@ -20,7 +20,7 @@ __all__ = ["compare", "compare_rows", "MethodsSkipped", "NORMALIZED", "DEFAULT_M
 # max-contention and Kumar's hybrid grow quadratically or worse with the nodes; gge is
 # Kumar's weaker baseline for MAHD; scotch runs an external program.
 DEFAULT_METHODS = ("block", "cyclic", "random", "greedy", "recursive", "rcm", "mahd", "ptram", "hilbert",
-                   "hierarchy", "aphid")
+                   "hierarchy", "aphid", "topdown")
 
 NORMALIZED = ("hop_bytes", "dilation", "max_dilation", "qap", "max_congestion", "nz_congestion_avg",
               "nz_congestion_var", "hybrid", "edge_cut")
