@@ -12,7 +12,8 @@ small-n only (GRASP, EMAHD: their summaries or this list say so), with
 method exceeds the time cap (default 60 s); larger sizes print "skipped
 above N".  Each run is a fresh process (killed at 3x the cap), so its peak
 memory is its own: the peak resident set the ``tm.map`` call adds
-(benchmarks/_memory.py).  The growth exponent is
+(benchmarks/_memory.py); its CPU time (``time.process_time``, all threads)
+is printed beside the wall-clock time.  The growth exponent is
 log(t2 / t1) / log(n2 / n1) between the two largest sizes a method ran.
 Hop-bytes and max congestion relative to block are printed for context.
 
@@ -59,13 +60,15 @@ def child(method: str, spec: str, side: int) -> dict:
     """One measurement, in this (fresh) process."""
     pat = tm.generators.stencil_3d((side, side, side), points=7)
     alloc = tm.machine(spec).allocate(pat.n)
+    cpu0 = time.process_time()
     try:
         mp, seconds, peak_mb = measure(lambda: tm.map(pat, alloc, method=method, seed=0))
     except tm.TopomapError as exc:
         return {"refused": str(exc)}
+    cpu = time.process_time() - cpu0
     met = tm.evaluate(pat, alloc, mp)
     blk = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block"))
-    return {"seconds": seconds, "peak_mb": peak_mb, "hop_bytes_ratio": met.hop_bytes / blk.hop_bytes,
+    return {"seconds": seconds, "cpu_seconds": cpu, "peak_mb": peak_mb, "hop_bytes_ratio": met.hop_bytes / blk.hop_bytes,
             "mc_ratio": met.max_congestion / blk.max_congestion}
 
 
@@ -113,10 +116,10 @@ def main() -> None:
     sides = [int(s) for s in args.sizes.split(",")] if args.sizes else list(SIDES[:2] if args.quick else SIDES)
     cap = args.cap or (10.0 if args.quick else 60.0)
     print(f"methods: {', '.join(methods)}; cap {cap:g} s per run; capacity 1; 16 PEs per node")
-    head = f"{'machine':8s} {'method':12s} " + " ".join(f"{f'n={s ** 3:,}':>22s}" for s in sides) + \
+    head = f"{'machine':8s} {'method':12s} " + " ".join(f"{f'n={s ** 3:,}':>31s}" for s in sides) + \
         f" | {'exponent':>8s} | {'HB/block':>8s} {'MC/block':>8s}"
     print(head)
-    print(" " * 22 + " ".join(f"{'seconds':>10s} {'peak MB':>11s}" for _ in sides))
+    print(" " * 22 + " ".join(f"{'seconds':>10s} {'CPU s':>8s} {'peak MB':>11s}" for _ in sides))
     print("-" * len(head))
     rows = []
     for mk in machines:
@@ -141,13 +144,13 @@ def main() -> None:
             text = []
             for c in cells:
                 if "seconds" in c:
-                    text.append(f"{c['seconds']:10.3f} {c['peak_mb']:11.1f}")
+                    text.append(f"{c['seconds']:10.3f} {c['cpu_seconds']:8.2f} {c['peak_mb']:11.1f}")
                 elif "timeout" in c:
-                    text.append(f"> {c['timeout']:g} s, killed".rjust(22))
+                    text.append(f"> {c['timeout']:g} s, killed".rjust(31))
                 elif "refused" in c or "failed" in c:
-                    text.append(("refused" if "refused" in c else "failed").rjust(22))
+                    text.append(("refused" if "refused" in c else "failed").rjust(31))
                 else:
-                    text.append(c["skipped"].rjust(22))
+                    text.append(c["skipped"].rjust(31))
             quality = f"{last['hop_bytes_ratio']:8.3f} {last['mc_ratio']:8.3f}" if last else f"{'-':>8s} {'-':>8s}"
             print(f"{mk:8s} {method:12s} " + " ".join(text) + " | "
                   + (f"{exp:8.2f}" if exp is not None else f"{'-':>8s}") + " | " + quality, flush=True)
