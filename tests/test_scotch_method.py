@@ -90,6 +90,13 @@ def test_translation_at_scale_is_fast():
     assert np.bincount(pe_of, minlength=alloc.machine.npes).max() == 1
     moved = np.flatnonzero(pe_of // 16 != term)
     assert moved.size == 500 and (pe_of[moved] // 16 != 7).all()
+    # 5,000 homes one process over each (Scotch left 4,748 at 10^6): one distance array at a time
+    term = np.repeat(np.arange(64_000), 16)
+    term[np.arange(5000) * 16 + 16 * 10_000] = np.arange(5000) * 2
+    start = time.process_time()
+    pe_of = sm._to_pes(alloc, term, np.arange(64_000), "node", 1)
+    assert time.process_time() - start < 60
+    assert np.bincount(pe_of, minlength=alloc.machine.npes).max() == 1
 
 
 # ---------------------------------------------------------------- malformed output

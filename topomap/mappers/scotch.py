@@ -23,9 +23,9 @@ a timeout, and reads the mapping back.
   allocation order, ``capacity`` each, processes in process order (the PEs of
   a node whose terminals are nodes are all alike).  Scotch balances load only within its
   imbalance, so a PE (or node) that ends up with more processes than its
-  capacity gives its last processes, one at a time, to the free slot nearest
-  to it (machine distance from the PE, or the node's first allocated PE;
-  ties to the allocation's order).
+  capacity gives its last processes to the free slots nearest to it (machine
+  distance from the PE, or the node's first allocated PE; ties to the
+  allocation's order), home by home.
 * Determinism: ``-Cd`` (Scotch's deterministic mode with its fixed seed);
   the ``seed`` argument is not passed to Scotch.
 """
@@ -212,19 +212,23 @@ def _to_pes(allocation: Allocation, term: np.ndarray, terms: np.ndarray, unit: s
 
 
 def _repair(m: Machine, pes: np.ndarray, idx: np.ndarray, home: np.ndarray, load: np.ndarray, capacity: int) -> None:
-    """Give each process without a slot (``idx == -1``), in process order, the free slot nearest
-    to ``home`` (ties to the allocation's order).  Distances from a home to the PEs that had a free
-    slot at the start are computed once per home."""
+    """Give the processes without a slot (``idx == -1``) the free slots nearest to their ``home``,
+    home by home in the order of each home's first such process, a home's processes in process
+    order (ties to the allocation's order).  One distance array at a time: keeping one per home
+    weighed 150 MB for the 4,748 processes Scotch left over at 10^6."""
+    over = np.flatnonzero(idx < 0)
+    if not over.size:
+        return
     cand = np.flatnonzero(load < capacity)
-    dist: dict[int, np.ndarray] = {}
-    for i in np.flatnonzero(idx < 0).tolist():
-        h = int(home[i])
-        if h not in dist:
-            dist[h] = m.distance(np.full(cand.size, h), pes[cand])
-        free = load[cand] < capacity
-        j = int(cand[np.flatnonzero(free)[np.argmin(dist[h][free])]])
-        idx[i] = j
-        load[j] += 1
+    homes, first = np.unique(home[over], return_index=True)
+    for h in homes[np.argsort(first)].tolist():
+        procs = over[home[over] == h]
+        left = capacity - load[cand]
+        free, room = cand[left > 0], left[left > 0]
+        order = np.lexsort((free, m.distance(np.full(free.size, h), pes[free])))
+        slots = np.repeat(free[order], room[order])[:procs.size]
+        idx[procs] = slots
+        np.add.at(load, slots, 1)
 
 
 def _check(strategy: Any, imbalance: Any, timeout: Any) -> None:
