@@ -70,6 +70,7 @@
 #include <string.h>
 #include "topomap/error.h"
 #include "topomap/map_libtopomap.h"
+#include "topomap/rng.h"
 #include "map_physgraph.h"
 
 #define NSAMPLE 32 /* nodes kept per domain */
@@ -126,14 +127,6 @@ typedef struct {
     uint8_t *occ;   /* largest ring: occupied positions */
 } rec;
 
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 static void mark(rec *c, const int32_t *vs, int32_t n, int on)
 {
     for (int32_t i = 0; i < n; i++) c->local[vs[i]] = on ? i : -1;
@@ -178,7 +171,7 @@ static topomap_partition_options popts(rec *c)
        max congestion moved by -2% to +1.5% (mean over seeds), within the
        seed-to-seed spread, for 16% less CPU */
     o.ntries = 2;
-    o.seed = mix(c->opt->run.seed ^ mix((uint64_t)c->calls++));
+    o.seed = topomap_rng_mix(c->opt->run.seed ^ topomap_rng_mix((uint64_t)c->calls++));
     c->inner.lo = c->inner.hi = c->t->lo + (c->t->hi - c->t->lo) * c->placed / c->nm->k;
     o.progress = topomap_i_ticker_cb;
     o.progress_ctx = &c->inner;
