@@ -40,6 +40,12 @@
      that, the plain min cut, its sides swapped when the sizes allow and
      that costs less.
    - Seeds: the i-th partitioner call gets a seed derived from (seed, i).
+   - Tries: `tries` complete runs, the first with the seed itself, the
+     others with seeds derived from (seed, try); the lowest J is kept.  The
+     cuts at the top levels are often tied and the run's quality varies
+     with the seed: hop-bytes 0.164 / 0.195 / 0.189 x block for seeds 0-2 on
+     the 36x18x18 stencil onto torus:9x9x9/16, 0.164 / 0.170 / 0.179 as the
+     best of 3.
 
    Complexity, for n processes, m traffic edges and A nodes: O(log A)
    levels, each partitioning disjoint parts of the traffic graph (O(n + m)
@@ -49,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/error.h"
+#include "topomap/eval.h"
 #include "topomap/map_dualrb.h"
 #include "topomap/partition.h"
 #include "topomap/rng.h"
@@ -66,6 +73,7 @@ void topomap_topdown_options_init(topomap_topdown_options *opt)
     opt->depth = 2;
     opt->max_partners = 64;
     opt->ntries = 2;
+    opt->tries = 1;
 }
 
 typedef struct {
@@ -98,6 +106,7 @@ typedef struct {
     int32_t *cstamp, *chi; /* per range start: the cached range's end, stamp */
     double *ccost;         /* 2 per range start */
     int32_t stamp;
+    uint64_t seed;   /* of the try being made */
     int64_t calls, placed;
 } drb;
 
@@ -250,7 +259,7 @@ static topomap_partition_options popts(drb *c)
     topomap_partition_options_init(&o);
     o.trusted = 1;
     o.hard = 1;
-    o.seed = topomap_rng_mix(c->opt->run.seed ^ topomap_rng_mix((uint64_t)c->calls++));
+    o.seed = topomap_rng_mix(c->seed ^ topomap_rng_mix((uint64_t)c->calls++));
     o.ntries = c->opt->ntries;
     c->inner.lo = c->inner.hi = c->t->lo + (c->t->hi - c->t->lo) * (double)c->placed / c->n;
     o.progress = topomap_i_ticker_cb;
@@ -566,16 +575,51 @@ static int read_order(drb *c, const topomap_topdown_options *o)
     return rc;
 }
 
+/* One complete run with c->seed from the initial order: the bipartitioning,
+   the PEs, the search; *J = its QAP objective. */
+static int one_try(drb *c, const topomap_pattern *p, int32_t *P, topomap_i_ticker *t, int32_t *pe_of, double *J)
+{
+    int32_t n = c->n, A = c->A;
+    double lo = t->lo, hi = t->hi, cut = c->opt->sweeps > 0 ? 0.8 : 1.0;
+    for (int32_t u = 0; u < n; u++) {
+        P[u] = u;
+        c->local[u] = -1;
+        c->dom[u] = (range){0, A};
+    }
+    c->calls = c->placed = 0;
+    if (c->opt->coords) set_box(c, 0, A);
+    t->hi = lo + (hi - lo) * cut;
+    int rc = topomap_i_report(t, 0);
+    if (!rc) rc = split(c, P, n, 0, A);
+    if (!rc) rc = topomap_place_groups(c->an, n, c->group, NULL, pe_of);
+    if (!rc && c->opt->sweeps > 0) {
+        topomap_i_qap_search_options so = {c->seed, c->opt->sweeps, c->opt->depth, c->opt->max_partners};
+        t->lo = t->hi;
+        t->hi = hi;
+        rc = topomap_i_qap_search(c->m, p, &c->g, c->an, &so, t, pe_of);
+    }
+    t->lo = lo;
+    t->hi = hi;
+    topomap_eval *e = NULL;
+    if (!rc && c->opt->tries > 1 && !(rc = topomap_eval_create_flags(c->m, p, pe_of, NULL, TOPOMAP_EVAL_DISTANCE_ONLY, &e))) {
+        topomap_metrics mt;
+        topomap_eval_metrics(e, &mt);
+        *J = mt.qap;
+        topomap_eval_destroy(e);
+    }
+    return rc;
+}
+
 int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, const int32_t *alloc, int32_t nalloc,
                         int32_t capacity, const topomap_topdown_options *opt, int32_t *pe_of)
 {
     if (!opt) return topomap_i_fail(TOPOMAP_EINVAL, "topdown needs options with the target's decomposition");
     if (opt->context != 0 && opt->context != 1)
         return topomap_i_fail(TOPOMAP_EINVAL, "topdown context must be 0 or 1, got %d", (int)opt->context);
-    if (opt->ntries < 1 || opt->sweeps < 0 || opt->depth < 0 || opt->max_partners < 1)
-        return topomap_i_fail(TOPOMAP_EINVAL, "topdown needs ntries >= 1, sweeps >= 0, depth >= 0 and max_partners >= 1 "
-                                              "(got %d, %d, %d, %d)", (int)opt->ntries, (int)opt->sweeps,
-                              (int)opt->depth, (int)opt->max_partners);
+    if (opt->ntries < 1 || opt->tries < 1 || opt->sweeps < 0 || opt->depth < 0 || opt->max_partners < 1)
+        return topomap_i_fail(TOPOMAP_EINVAL, "topdown needs ntries >= 1, tries >= 1, sweeps >= 0, depth >= 0 and "
+                                              "max_partners >= 1 (got %d, %d, %d, %d, %d)", (int)opt->ntries,
+                              (int)opt->tries, (int)opt->sweeps, (int)opt->depth, (int)opt->max_partners);
     int rc = topomap_pattern_validate(p);
     if (rc) return rc;
     topomap_alloc_nodes *an = NULL;
@@ -587,7 +631,7 @@ int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, cons
         topomap_alloc_nodes_destroy(an);
         return rc;
     }
-    topomap_i_ticker t = {&opt->run, "topdown", 0.0, opt->sweeps > 0 ? 0.8 : 1.0, 0, TOPOMAP_I_TICK};
+    topomap_i_ticker t = {&opt->run, "topdown", 0.0, 1.0, 0, TOPOMAP_I_TICK};
     int64_t m2 = 2 * (int64_t)p->indptr[n];
     drb c = {.m = m, .opt = opt, .an = an, .t = &t, .n = n, .A = A};
     c.inner = (topomap_i_ticker){&opt->run, "topdown", 0, 0, 0, TOPOMAP_I_TICK};
@@ -595,6 +639,8 @@ int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, cons
     int32_t *adj = malloc((size_t)m2 * sizeof *adj + 1), *P = malloc(((size_t)n + 1) * sizeof *P);
     double *wgt = malloc((size_t)m2 * sizeof *wgt + 1);
     c.order = malloc((size_t)A * sizeof *c.order);
+    int32_t *first = malloc((size_t)A * sizeof *first), *trial = malloc(((size_t)n + 1) * sizeof *trial);
+    double bestJ = 0;
     c.group = malloc(((size_t)n + 1) * sizeof *c.group);
     c.dom = malloc(((size_t)n + 1) * sizeof *c.dom);
     c.local = malloc(((size_t)n + 1) * sizeof *c.local);
@@ -616,26 +662,25 @@ int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, cons
     c.cstamp = calloc((size_t)A, sizeof *c.cstamp);
     c.chi = malloc((size_t)A * sizeof *c.chi);
     c.ccost = malloc(2 * (size_t)A * sizeof *c.ccost);
-    if (!xadj || !adj || !wgt || !P || !c.order || !c.group || !c.dom || !c.local || !c.side || !c.best ||
+    if (!xadj || !adj || !wgt || !P || !first || !trial || !c.order || !c.group || !c.dom || !c.local || !c.side || !c.best ||
         !c.tmp || !c.ext || !c.sxadj || !c.sadj || !c.swgt || !c.svw || !c.keep || !c.corder || !c.keys || !c.occ || (opt->coords && !c.box) || !c.cstamp || !c.chi || !c.ccost) {
         rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the topdown mapping of %d processes", (int)n);
         goto cleanup;
     }
     if ((rc = read_order(&c, opt)) || (rc = topomap_ugraph_from_pattern(p, xadj, adj, wgt))) goto cleanup;
     c.g = (topomap_ugraph){n, xadj, adj, wgt, NULL};
-    for (int32_t u = 0; u < n; u++) {
-        P[u] = u;
-        c.local[u] = -1;
-        c.dom[u] = (range){0, A};
-    }
-    if (opt->coords) set_box(&c, 0, A);
-    if ((rc = topomap_i_report(&t, 0)) || (rc = split(&c, P, n, 0, A))) goto cleanup;
-    if ((rc = topomap_place_groups(an, n, c.group, NULL, pe_of))) goto cleanup;
-    if (opt->sweeps > 0) {
-        topomap_i_qap_search_options so = {opt->run.seed, opt->sweeps, opt->depth, opt->max_partners};
-        t.lo = 0.8;
-        t.hi = 1.0;
-        rc = topomap_i_qap_search(m, p, &c.g, an, &so, &t, pe_of);
+    memcpy(first, c.order, (size_t)A * sizeof *first);
+    for (int32_t k = 0; k < opt->tries && !rc; k++) {
+        double J = 0;
+        c.seed = k ? topomap_rng_mix(opt->run.seed ^ topomap_rng_mix((uint64_t)k)) : opt->run.seed;
+        t.lo = (double)k / opt->tries;
+        t.hi = (k + 1.0) / opt->tries;
+        memcpy(c.order, first, (size_t)A * sizeof *first);
+        if ((rc = one_try(&c, p, P, &t, k ? trial : pe_of, &J))) break;
+        if (k == 0 || J < bestJ) {
+            bestJ = J;
+            if (k) memcpy(pe_of, trial, (size_t)n * sizeof *pe_of);
+        }
     }
     if (!rc) rc = topomap_i_report(&t, 1);
 cleanup:
@@ -644,6 +689,8 @@ cleanup:
     free(adj);
     free(wgt);
     free(P);
+    free(first);
+    free(trial);
     free(c.order);
     free(c.group);
     free(c.dom);

@@ -122,6 +122,9 @@ static void test_fattree_levels_and_properties(void)
         o.sweeps = 0;
         CHECK(topomap_map_topdown(m, &p, alloc, nalloc, cap, &o, raw) == 0);
         CHECK(qap(m, &p, pe_of) <= qap(m, &p, raw) * (1 + 1e-12));
+        o.tries = 3; /* the first try is the run above */
+        CHECK(topomap_map_topdown(m, &p, alloc, nalloc, cap, &o, again) == 0);
+        CHECK(qap(m, &p, again) <= qap(m, &p, raw) * (1 + 1e-12));
         free_pattern(&p);
     }
     topomap_machine_destroy(m);
@@ -151,6 +154,9 @@ static void test_errors_and_cancel(void)
     o.context = 2;
     CHECK(topomap_map_topdown(m, &p, alloc, 4, 1, &o, pe_of) == TOPOMAP_EINVAL);
     o.context = 1;
+    o.tries = 0;
+    CHECK(topomap_map_topdown(m, &p, alloc, 4, 1, &o, pe_of) == TOPOMAP_EINVAL);
+    o.tries = 1;
     CHECK(topomap_map_topdown(m, &p, alloc, 3, 1, &o, pe_of) == TOPOMAP_EINVAL); /* 4 processes, 3 PEs */
     o.run.progress = stop_at_once;
     CHECK(topomap_map_topdown(m, &p, alloc, 4, 1, &o, pe_of) == TOPOMAP_ECANCELED);

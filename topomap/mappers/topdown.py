@@ -47,10 +47,10 @@ from .libtopomap import _geometry
 
 __all__ = ["topdown", "decomposition", "EFFORTS"]
 
-#: Presets: multilevel runs per bisection and local-search sweeps.  On the
-#: 72x36x36 stencil onto torus:18x18x18/16 (10^5 processes): hop-bytes
-#: 0.18 / 0.17 / 0.16 x block in 5.4 / 8.4 / 12.9 s of CPU.
-EFFORTS = {"fast": (1, 1), "eco": (2, 4), "strong": (4, 8)}
+#: Presets: multilevel runs per bisection, local-search sweeps, complete tries.
+#: On the 36x18x18 stencil onto torus:9x9x9/16, seeds 0-2: hop-bytes
+#: 0.18-0.20 / 0.16-0.19 / 0.14-0.17 x block in 0.5 / 0.8 / 3.9 s of CPU.
+EFFORTS = {"fast": (1, 1, 1), "eco": (2, 4, 1), "strong": (4, 8, 3)}
 
 
 def _bisection_order(allocation: Allocation, nodes: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -126,7 +126,9 @@ def decomposition(allocation: Allocation, seed: int = 0) -> tuple[np.ndarray, np
           "(tori by their longest extent, trees by levels), external gains, then swap/move search on J "
           "(any machine)",
           options={
-              "effort": ("eco", "preset: fast | eco | strong (multilevel runs per bisection: 1, 2, 4)"),
+              "effort": ("eco", "preset: fast | eco | strong (multilevel runs per bisection: 1, 2, 4; "
+                                "complete tries: 1, 1, 3)"),
+              "tries": (None, "complete runs with derived seeds, the lowest J kept (default: the preset's)"),
               "context": (True, "weigh each bisection by the hops to the processes' neighbours outside the part "
                                 "(Scotch's external gains); False: plain min cuts"),
               "sweeps": (None, "local-search budget in sweeps over the processes on a node boundary (0: none; "
@@ -137,8 +139,8 @@ def decomposition(allocation: Allocation, seed: int = 0) -> tuple[np.ndarray, np
           source="Pellegrini & Roman, HPCN 1996 (Scotch DRB); Schulz & Träff, SEA 2017 (VieM search)",
           c_file="map_dualrb.c")
 def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
-            progress: Callable[[float], Any] | None, effort: str, context: bool, sweeps: int | None, depth: int,
-            max_partners: int) -> np.ndarray:
+            progress: Callable[[float], Any] | None, effort: str, tries: int | None, context: bool,
+            sweeps: int | None, depth: int, max_partners: int) -> np.ndarray:
     """Dual recursive bipartitioning onto any machine, then local search.
 
     Parameters
@@ -149,8 +151,11 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
         As for :func:`topomap.map` (the seed reaches every bisection and the
         search).
     effort : {"fast", "eco", "strong"}
-        Multilevel runs per bisection (1, 2, 4; the best is kept) and the
-        default search sweeps (1, 4, 8).
+        Multilevel runs per bisection (1, 2, 4; the best is kept), the
+        default search sweeps (1, 4, 8) and tries (1, 1, 3).
+    tries : int, optional
+        Complete runs with seeds derived from ``seed``; the one of lowest QAP
+        objective J is kept (the first run uses ``seed`` itself).
     context : bool
         Scotch's external gains: each bisection knows where the part's
         outside neighbours are bound for.
@@ -176,14 +181,16 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
     """
     if effort not in EFFORTS:
         raise MappingError(f"topdown: option effort must be one of {', '.join(map(repr, EFFORTS))}, got {effort!r}")
-    ntries, default_sweeps = EFFORTS[effort]
+    ntries, default_sweeps, default_tries = EFFORTS[effort]
     sweeps = default_sweeps if sweeps is None else sweeps
+    tries = default_tries if tries is None else tries
     if not is_flag(context):
         raise MappingError(f"topdown: option context must be True or False, got {context!r}")
-    for name, value, low in (("sweeps", sweeps, 0), ("depth", depth, 0), ("max_partners", max_partners, 1)):
+    for name, value, low in (("sweeps", sweeps, 0), ("depth", depth, 0), ("max_partners", max_partners, 1),
+                             ("tries", tries, 1)):
         if not is_int(value) or not low <= value <= 2**31 - 1:
             raise MappingError(f"topdown: option {name} must be an integer >= {low}, got {value!r}")
     order, gap = decomposition(allocation, seed)
     return core_map("topdown", _core.map_topdown, pattern, allocation, seed, capacity, progress, order=order,
                     gap=gap, context=int(context), sweeps=sweeps, depth=depth, max_partners=max_partners,
-                    ntries=ntries, **_geometry(allocation))
+                    ntries=ntries, tries=tries, **_geometry(allocation))
