@@ -60,6 +60,7 @@
 #include "topomap/partition.h"
 #include "topomap/rng.h"
 #include "map_physgraph.h"
+#include "map_topdown.h"
 #include "map_qap_search.h"
 
 #define NSAMPLE 32 /* nodes of a range its distance is measured to */
@@ -408,16 +409,8 @@ static int split_at(drb *c, const int32_t *P, int32_t np, int32_t lo, int32_t mi
     int32_t k0;
     if (np >= S0 + S1) {
         k0 = (int32_t)S0;
-    } else { /* fill one half first: the one the outside prefers, else the larger */
-        int f = S1 > S0;
-        if (ctx) {
-            double p0 = 0, p1 = 0;
-            for (int32_t i = 0; i < np; i++) {
-                p0 += c->ext[2 * i];
-                p1 += c->ext[2 * i + 1];
-            }
-            if (p0 != p1) f = p1 < p0;
-        }
+    } else {
+        int f = topomap_i_fill_first(ctx ? c->ext : NULL, np, S0, S1);
         int64_t kf = np < (f ? S1 : S0) ? np : (f ? S1 : S0);
         k0 = (int32_t)(f ? np - kf : kf);
     }

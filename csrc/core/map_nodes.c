@@ -17,13 +17,19 @@
    stencils 22^3 and 46^3): ntries 1 cuts 0.1-1.3% more than 4 on the
    irregular graphs and 0.1-0.2% less on the stencils, at 1/3 of the time;
    either is below what ntries 4 gave before the path balancing of
-   partition_paths.c.  Complexity: O((n + m) log k) for the bisections plus
-   O(n + m) per refinement pass of the finest level. */
+   partition_paths.c.  Up to SMALL_GROUPING processes, where the grouping
+   costs little, it keeps 4 runs: with 1, MAGC's phase 1 on the 2D-3D pair
+   of its notebook (64 processes) grouped worse and lost its edge over
+   Strategy 1 (network MC 1.0 vs 0.83 x default; 0.67 with 4 runs).
+   Complexity: O((n + m) log k) for the bisections plus O(n + m) per
+   refinement pass of the finest level. */
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/error.h"
 #include "topomap/map.h"
 #include "topomap/partition.h"
+
+#define SMALL_GROUPING 32768 /* processes up to which the grouping keeps 4 multilevel runs */
 
 void topomap_alloc_nodes_destroy(topomap_alloc_nodes *an)
 {
@@ -152,7 +158,7 @@ int topomap_partition_processes(const topomap_pattern *p, int32_t k, const int64
     topomap_partition_options_init(&opt);
     opt.trusted = 1;
     opt.hard = 1;
-    opt.ntries = 1;
+    opt.ntries = p->n <= SMALL_GROUPING ? 4 : 1;
     if (run) {
         opt.seed = run->seed;
         opt.progress = run->progress;

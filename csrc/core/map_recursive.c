@@ -72,6 +72,7 @@
 #include "topomap/map_libtopomap.h"
 #include "topomap/rng.h"
 #include "map_physgraph.h"
+#include "map_topdown.h"
 
 #define NSAMPLE 32 /* nodes kept per domain */
 #define NCOST 8     /* of which a node half's cost is averaged over */
@@ -676,15 +677,7 @@ static int split(rec *c, int32_t *G, int32_t ng, int32_t *V, int32_t nv)
         int ctx = o->context && outside_costs(c, G, ng, half);
         int32_t k0 = A0, k1 = A1;
         if (ng < A) { /* fill one half first */
-            int32_t f = A1 > A0;
-            if (ctx) {
-                double p0 = 0, p1 = 0;
-                for (int32_t i = 0; i < ng; i++) {
-                    p0 += c->ext[2 * i];
-                    p1 += c->ext[2 * i + 1];
-                }
-                if (p0 != p1) f = p1 < p0;
-            }
+            int32_t f = topomap_i_fill_first(ctx ? c->ext : NULL, ng, A0, A1);
             int32_t af = f ? A1 : A0, kf = ng < af ? ng : af;
             k0 = f ? ng - kf : kf;
             k1 = ng - k0;

@@ -52,3 +52,13 @@ void topomap_i_sort_by_part(int32_t *items, int32_t w, const int32_t *part, int3
     count[0] = 0;
     memcpy(items, tmp, (size_t)w * sizeof *tmp);
 }
+
+int topomap_i_fill_first(const double *ext, int32_t n, int64_t room0, int64_t room1)
+{
+    double p0 = 0, p1 = 0;
+    for (int32_t i = 0; ext && i < n; i++) {
+        p0 += ext[2 * i];
+        p1 += ext[2 * i + 1];
+    }
+    return p0 != p1 ? p1 < p0 : room1 > room0;
+}

@@ -24,4 +24,9 @@ topomap_ugraph topomap_i_induced_subgraph(const topomap_ugraph *g, const int32_t
 void topomap_i_sort_by_part(int32_t *items, int32_t w, const int32_t *part, int32_t k, int32_t *count,
                             int32_t *tmp);
 
+/* The half (0 or 1) a part too small for both fills first: the one its
+   outside traffic prefers (ext[2i + h]: member i's outside cost on half h;
+   NULL or equal sums: no preference), else the one with more room. */
+int topomap_i_fill_first(const double *ext, int32_t n, int64_t room0, int64_t room1);
+
 #endif
