@@ -141,16 +141,8 @@ static int64_t box_hops(const drb *c, int32_t a, int32_t b)
 {
     const int32_t *x = c->box + 2 * (int64_t)a * c->opt->ndims, *y = c->box + 2 * (int64_t)b * c->opt->ndims;
     int64_t sum = 0;
-    for (int32_t d = 0; d < c->opt->ndims; d++) {
-        int64_t s1 = x[2 * d], e1 = x[2 * d + 1], s2 = y[2 * d], e2 = y[2 * d + 1], r = c->opt->ring[d];
-        if (r > 0) {
-            int64_t d1 = ((s2 - s1) % r + r) % r, d2 = ((s1 - s2) % r + r) % r;
-            if (d1 >= e1 && d2 >= e2) sum += d1 - e1 + 1 < d2 - e2 + 1 ? d1 - e1 + 1 : d2 - e2 + 1;
-        } else {
-            int64_t gap = s2 - (s1 + e1 - 1) > s1 - (s2 + e2 - 1) ? s2 - (s1 + e1 - 1) : s1 - (s2 + e2 - 1);
-            sum += gap > 0 ? gap : 0;
-        }
-    }
+    for (int32_t d = 0; d < c->opt->ndims; d++)
+        sum += topomap_i_interval_hops(x[2 * d], x[2 * d + 1], y[2 * d], y[2 * d + 1], c->opt->ring[d]);
     return sum;
 }
 
@@ -336,22 +328,10 @@ static int32_t extent_of(drb *c, int32_t lo, int32_t hi, int32_t d, int32_t *sta
     }
     memset(c->occ, 0, (size_t)r);
     for (int32_t i = lo; i < hi; i++) c->occ[coord(c, i, d)] = 1;
-    int32_t first = -1, last = -1, gap = 0;
-    *start = 0;
-    for (int32_t x = 0; x < r; x++) {
-        if (!c->occ[x]) continue;
-        if (first < 0) first = x;
-        else if (x - last - 1 > gap) {
-            gap = x - last - 1;
-            *start = x;
-        }
-        last = x;
-    }
-    if (r - 1 - last + first > gap) {
-        gap = r - 1 - last + first;
-        *start = first;
-    }
-    return r - gap;
+    int64_t first;
+    int32_t extent = (int32_t)topomap_i_ring_arc(c->occ, r, &first);
+    *start = (int32_t)first;
+    return extent;
 }
 
 /* box[lo] = the box of [lo, hi). */

@@ -223,26 +223,11 @@ static int64_t extent_of(rec *c, const int32_t *V, int32_t nv, int32_t h, int32_
     const topomap_recursive_options *o = c->opt;
     *start = 0;
     if (o->ring[d] > 0) {
-        /* the ring minus its longest empty run */
-        int32_t r = o->ring[d], first = -1, last = -1, gap = 0;
+        int32_t r = o->ring[d];
         memset(c->occ, 0, (size_t)r);
         for (int32_t i = 0; i < nv; i++)
             if (c->vidx[V[i]] >= 0 && (h < 0 || c->part[i] == h)) c->occ[o->coords[(int64_t)V[i] * o->ndims + d]] = 1;
-        for (int32_t x = 0; x < r; x++) {
-            if (!c->occ[x]) continue;
-            if (first < 0) {
-                first = x;
-            } else if (x - last - 1 > gap) {
-                gap = x - last - 1;
-                *start = x;
-            }
-            last = x;
-        }
-        if (r - 1 - last + first > gap) {
-            gap = r - 1 - last + first;
-            *start = first;
-        }
-        return r - gap;
+        return topomap_i_ring_arc(c->occ, r, start);
     }
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (int32_t i = 0; i < nv; i++)
@@ -309,15 +294,9 @@ static int64_t box_hops(const rec *c, int32_t x, const domain *d)
 {
     const topomap_recursive_options *o = c->opt;
     int64_t sum = 0;
-    for (int32_t k = 0; k < d->nbox; k++) {
-        int64_t u = o->coords[(int64_t)x * o->ndims + k] - d->box[2 * k], len = d->box[2 * k + 1], r = o->ring[k];
-        if (r > 0) {
-            u = ((u % r) + r) % r;
-            if (u >= len) sum += u - (len - 1) < r - u ? u - (len - 1) : r - u;
-        } else {
-            sum += u < 0 ? -u : u >= len ? u - (len - 1) : 0;
-        }
-    }
+    for (int32_t k = 0; k < d->nbox; k++)
+        sum += topomap_i_interval_hops(o->coords[(int64_t)x * o->ndims + k], 1, d->box[2 * k], d->box[2 * k + 1],
+                                       o->ring[k]);
     return sum;
 }
 

@@ -62,3 +62,35 @@ int topomap_i_fill_first(const double *ext, int32_t n, int64_t room0, int64_t ro
     }
     return p0 != p1 ? p1 < p0 : room1 > room0;
 }
+
+int64_t topomap_i_ring_arc(const uint8_t *occ, int64_t r, int64_t *start)
+{
+    int64_t first = -1, last = -1, gap = 0;
+    *start = 0;
+    for (int64_t x = 0; x < r; x++) {
+        if (!occ[x]) continue;
+        if (first < 0) {
+            first = x;
+        } else if (x - last - 1 > gap) {
+            gap = x - last - 1;
+            *start = x;
+        }
+        last = x;
+    }
+    if (r - 1 - last + first > gap) { /* the run that wraps around */
+        gap = r - 1 - last + first;
+        *start = first;
+    }
+    return r - gap;
+}
+
+int64_t topomap_i_interval_hops(int64_t s1, int64_t e1, int64_t s2, int64_t e2, int64_t r)
+{
+    if (r > 0) {
+        int64_t d1 = ((s2 - s1) % r + r) % r, d2 = ((s1 - s2) % r + r) % r;
+        if (d1 < e1 || d2 < e2) return 0;
+        return d1 - e1 + 1 < d2 - e2 + 1 ? d1 - e1 + 1 : d2 - e2 + 1;
+    }
+    int64_t gap = s2 - (s1 + e1 - 1) > s1 - (s2 + e2 - 1) ? s2 - (s1 + e1 - 1) : s1 - (s2 + e2 - 1);
+    return gap > 0 ? gap : 0;
+}

@@ -24,6 +24,15 @@ topomap_ugraph topomap_i_induced_subgraph(const topomap_ugraph *g, const int32_t
 void topomap_i_sort_by_part(int32_t *items, int32_t w, const int32_t *part, int32_t k, int32_t *count,
                             int32_t *tmp);
 
+/* Ring geometry of the mappers that cut tori by coordinates (map_recursive.c,
+   map_dualrb.c).  The shortest arc of a ring of r positions that covers
+   the occupied ones (occ[x] != 0, at least one): its extent, *start its
+   first position. */
+int64_t topomap_i_ring_arc(const uint8_t *occ, int64_t r, int64_t *start);
+/* Hops between the intervals [s1, s1 + e1) and [s2, s2 + e2) of one
+   dimension, on a ring of r positions (0: a path); 0 when they meet. */
+int64_t topomap_i_interval_hops(int64_t s1, int64_t e1, int64_t s2, int64_t e2, int64_t r);
+
 /* The half (0 or 1) a part too small for both fills first: the one its
    outside traffic prefers (ext[2i + h]: member i's outside cost on half h;
    NULL or equal sums: no preference), else the one with more room. */
