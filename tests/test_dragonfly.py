@@ -418,7 +418,10 @@ def test_spec_errors(spec, fault):
 def test_dataclass_errors():
     with pytest.raises(MachineError, match="arrangement 'ring'"):
         tm.Dragonfly(3, 2, 1, 1, "ring")
-    with pytest.raises(MachineError, match="h must be a positive integer"):
+    with pytest.raises(MachineError, match="h must be an integer from 1 to 2\\^31 - 1, got 0"):
         tm.Dragonfly(3, 2, 0, 1)
+    # past int32, the core's array conversion used to raise OverflowError
+    with pytest.raises(MachineError, match="g must be an integer from 1 to 2\\^31 - 1, got 111111111111"):
+        tm.Dragonfly(111111111111, 4, 2, 2)
     with pytest.raises(MachineError, match="preset 'x'"):
         tm.Dragonfly.preset("x")

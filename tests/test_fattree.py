@@ -413,6 +413,9 @@ def test_spec_forms_round_trip():
     ("xgft:m=4x4,w=1x4/", "without a node description"),
     ("xgft:m=65536x65536,w=1x1", "more than 2^31 - 1"),
     ("xgft:m=1x1073741824,w=1x1", "2^31 links"),
+    # found by the fuzzer: a width past int32 reached the core's array conversion
+    ("xgft:m=4x4,w=111111111111x4", "from 1 to 2^31 - 1, got 111111111111"),
+    ("xgft:m=4x4,w=1x4,p=1x4294967297", "from 1 to 2^31 - 1, got 4294967297"),
     ("fattree:levels=3", "exactly one of k= or ports="),
     ("fattree:k=4,ports=4,levels=2", "exactly one of k= or ports="),
     ("fattree:k=4", "needs levels="),
@@ -434,7 +437,7 @@ def test_spec_errors_name_the_bad_token(spec, fragment):
 @pytest.mark.parametrize("kwargs, fragment", [
     (dict(m=(2, 2), w=(1,)), "but w has 1"),
     (dict(m=(), w=()), "1 to 32 levels"),
-    (dict(m=(2, 2.5), w=(1, 2)), "integers >= 1, got 2.5"),
+    (dict(m=(2, 2.5), w=(1, 2)), "integers from 1 to 2^31 - 1, got 2.5"),
     (dict(m=(2, True), w=(1, 2)), "got True"),
     (dict(m=(2, 2), w=(1, 2), routing="adaptive"), "unknown fat tree routing 'adaptive'"),
     (dict(m=(2, 2), w=(1, 2), capacity=(1, float("nan"))), "level 2 has capacity nan"),

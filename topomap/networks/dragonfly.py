@@ -99,8 +99,8 @@ class Dragonfly(Network):
     def __post_init__(self) -> None:
         for name in ("g", "a", "h", "p"):
             value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-                raise MachineError(f"dragonfly {name} must be a positive integer, got {value!r}")
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 1 <= value < 2**31:
+                raise MachineError(f"dragonfly {name} must be an integer from 1 to 2^31 - 1, got {value!r}")
         if self.arrangement not in ARRANGEMENTS:
             raise MachineError(f"unknown dragonfly arrangement {self.arrangement!r}; choose one of "
                                f"{', '.join(ARRANGEMENTS)}")

@@ -98,8 +98,8 @@ def _positive_ints(values: Any, what: str) -> tuple[int, ...]:
         raise MachineError(f"fat tree {what} must be a sequence of integers, got {values!r}") from None
     out = []
     for v in items:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise MachineError(f"fat tree {what} must be integers >= 1, got {v!r} in {items}")
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= _MAX_ID:
+            raise MachineError(f"fat tree {what} must be integers from 1 to 2^31 - 1, got {v!r} in {items}")
         out.append(int(v))
     return tuple(out)
 
