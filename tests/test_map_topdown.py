@@ -105,9 +105,14 @@ def test_mappings_are_valid_and_seeded(m, policy, capacity, seed, data):
     assert np.isin(mp.pe_of, alloc.pes).all()
     assert np.bincount(mp.pe_of, minlength=m.npes).max() <= capacity
     assert tm.map(pat, alloc, method="topdown", seed=seed, capacity=capacity).pe_of.tolist() == mp.pe_of.tolist()
-    # the search only ever lowers J
-    raw = tm.map(pat, alloc, method="topdown", seed=seed, capacity=capacity, sweeps=0)
-    assert tm.evaluate(pat, alloc, mp).qap <= tm.evaluate(pat, alloc, raw).qap * (1 + 1e-12) + 1e-9
+    # the search only ever lowers J, the congestion search the maximum congestion
+    run = {cs: tm.map(pat, alloc, method="topdown", seed=seed, capacity=capacity, congestion_sweeps=cs)
+           for cs in (0, 5)}
+    raw = tm.map(pat, alloc, method="topdown", seed=seed, capacity=capacity, sweeps=0, congestion_sweeps=0)
+    assert tm.evaluate(pat, alloc, run[0]).qap <= tm.evaluate(pat, alloc, raw).qap * (1 + 1e-12) + 1e-9
+    assert (tm.evaluate(pat, alloc, run[5]).max_congestion
+            <= tm.evaluate(pat, alloc, run[0]).max_congestion * (1 + 1e-12))
+    assert np.bincount(run[5].pe_of, minlength=m.npes).max() <= capacity
 
 
 def test_partial_allocation_uses_few_close_nodes():
@@ -133,7 +138,8 @@ def test_bad_options_and_order():
     alloc = tm.machine("torus:4x4").allocate(16)
     for opts, msg in [({"context": 1}, "context must be True or False"), ({"sweeps": -1}, "sweeps must be"),
                       ({"effort": "max"}, "effort must be one of"),
-                      ({"depth": 1.5}, "depth must be"), ({"max_partners": 0}, "max_partners must be")]:
+                      ({"depth": 1.5}, "depth must be"), ({"max_partners": 0}, "max_partners must be"),
+                      ({"congestion_sweeps": -1}, "congestion_sweeps must be an integer >= 0")]:
         with pytest.raises(tm.MappingError, match=msg):
             tm.map(pat, alloc, method="topdown", **opts)
     m = alloc.machine._core
@@ -182,9 +188,37 @@ def test_graph_fabric_is_cut_by_graph_bisection():
 def test_tries_keep_the_lowest_j():
     pat = tm.generators.stencil_3d((12, 6, 6), points=7)
     alloc = tm.machine("torus:3x3x3/16").allocate(pat.n)
-    one = {s: tm.evaluate(pat, alloc, tm.map(pat, alloc, method="topdown", seed=s)).qap for s in range(3)}
-    best = tm.map(pat, alloc, method="topdown", seed=0, tries=3)
+    opts = {"method": "topdown", "congestion_sweeps": 0}
+    one = {s: tm.evaluate(pat, alloc, tm.map(pat, alloc, seed=s, **opts)).qap for s in range(3)}
+    best = tm.map(pat, alloc, seed=0, tries=3, **opts)
     assert tm.evaluate(pat, alloc, best).qap <= one[0] + 1e-9                  # the first try is seed 0's run
-    assert tm.map(pat, alloc, method="topdown", seed=0, tries=3).pe_of.tolist() == best.pe_of.tolist()
+    assert tm.map(pat, alloc, seed=0, tries=3, **opts).pe_of.tolist() == best.pe_of.tolist()
     with pytest.raises(tm.MappingError, match="tries must be an integer >= 1"):
         tm.map(pat, alloc, method="topdown", tries=0)
+
+
+@pytest.mark.parametrize("shape,spec,seed,before,after", [
+    ((12, 6, 6), "torus:3x3x3/16", 1, 20.0, 16.0),
+    ((12, 6, 6), "fattree:k=3,levels=3/16", 1, 42.0, 39.0),
+])
+def test_congestion_search_lowers_the_hottest_link(shape, spec, seed, before, after):
+    pat = tm.generators.stencil_3d(shape, points=7)
+    alloc = tm.machine(spec).allocate(pat.n)
+    raw, refined = (tm.evaluate(pat, alloc, tm.map(pat, alloc, method="topdown", seed=seed, congestion_sweeps=cs))
+                    for cs in (0, 10))
+    assert (raw.max_congestion, refined.max_congestion) == (before, after)
+    assert refined.hop_bytes <= raw.hop_bytes * 1.05                           # hop-bytes barely move
+
+
+def test_cancel_inside_the_congestion_search():
+    pat = tm.generators.stencil_3d((12, 6, 6), points=7)
+    alloc = tm.machine("torus:3x3x3/16").allocate(pat.n)
+    seen: list[float] = []
+
+    def late(f: float) -> bool:
+        seen.append(f)
+        return 0.85 < f < 1.0                          # past the bipartitioning's share, before the end
+
+    with pytest.raises(tm.Cancelled, match="^topdown cancelled"):
+        tm.map(pat, alloc, method="topdown", effort="strong", progress=late)
+    assert 0.85 < seen[-1] < 1.0

@@ -47,6 +47,10 @@
      the 36x18x18 stencil onto torus:9x9x9/16, 0.164 / 0.170 / 0.179 as the
      best of 3.
 
+   - Congestion: with congestion_sweeps > 0, the kept mapping then goes
+     through the bounded search on maximum link congestion
+     (map_congestion_search.c), seeded from (seed, 0xc0).
+
    Complexity, for n processes, m traffic edges and A nodes: O(log A)
    levels, each partitioning disjoint parts of the traffic graph (O(n + m)
    per level times the partitioner's tries), plus O(m) outside-cost lookups
@@ -60,6 +64,7 @@
 #include "topomap/partition.h"
 #include "topomap/rng.h"
 #include "map_physgraph.h"
+#include "map_congestion_search.h"
 #include "map_topdown.h"
 #include "map_qap_search.h"
 
@@ -589,10 +594,12 @@ int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, cons
     if (!opt) return topomap_i_fail(TOPOMAP_EINVAL, "topdown needs options with the target's decomposition");
     if (opt->context != 0 && opt->context != 1)
         return topomap_i_fail(TOPOMAP_EINVAL, "topdown context must be 0 or 1, got %d", (int)opt->context);
-    if (opt->ntries < 1 || opt->tries < 1 || opt->sweeps < 0 || opt->depth < 0 || opt->max_partners < 1)
-        return topomap_i_fail(TOPOMAP_EINVAL, "topdown needs ntries >= 1, tries >= 1, sweeps >= 0, depth >= 0 and "
-                                              "max_partners >= 1 (got %d, %d, %d, %d, %d)", (int)opt->ntries,
-                              (int)opt->tries, (int)opt->sweeps, (int)opt->depth, (int)opt->max_partners);
+    if (opt->ntries < 1 || opt->tries < 1 || opt->sweeps < 0 || opt->depth < 0 || opt->max_partners < 1 ||
+        opt->congestion_sweeps < 0)
+        return topomap_i_fail(TOPOMAP_EINVAL, "topdown needs ntries >= 1, tries >= 1, sweeps >= 0, depth >= 0, "
+                                              "max_partners >= 1 and congestion_sweeps >= 0 (got %d, %d, %d, %d, %d, %d)",
+                              (int)opt->ntries, (int)opt->tries, (int)opt->sweeps, (int)opt->depth,
+                              (int)opt->max_partners, (int)opt->congestion_sweeps);
     int rc = topomap_pattern_validate(p);
     if (rc) return rc;
     topomap_alloc_nodes *an = NULL;
@@ -613,7 +620,7 @@ int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, cons
     double *wgt = malloc((size_t)m2 * sizeof *wgt + 1);
     c.order = malloc((size_t)A * sizeof *c.order);
     int32_t *first = malloc((size_t)A * sizeof *first), *trial = malloc(((size_t)n + 1) * sizeof *trial);
-    double bestJ = 0;
+    double bestJ = 0, share = opt->congestion_sweeps > 0 ? 0.85 : 1.0;
     c.group = malloc(((size_t)n + 1) * sizeof *c.group);
     c.dom = malloc(((size_t)n + 1) * sizeof *c.dom);
     c.local = malloc(((size_t)n + 1) * sizeof *c.local);
@@ -646,14 +653,21 @@ int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, cons
     for (int32_t k = 0; k < opt->tries && !rc; k++) {
         double J = 0;
         c.seed = k ? topomap_rng_mix(opt->run.seed ^ topomap_rng_mix((uint64_t)k)) : opt->run.seed;
-        t.lo = (double)k / opt->tries;
-        t.hi = (k + 1.0) / opt->tries;
+        t.lo = share * k / opt->tries;
+        t.hi = share * (k + 1.0) / opt->tries;
         memcpy(c.order, first, (size_t)A * sizeof *first);
         if ((rc = one_try(&c, p, P, &t, k ? trial : pe_of, &J))) break;
         if (k == 0 || J < bestJ) {
             bestJ = J;
             if (k) memcpy(pe_of, trial, (size_t)n * sizeof *pe_of);
         }
+    }
+    if (!rc && opt->congestion_sweeps > 0) {
+        topomap_i_congestion_search_options co = {topomap_rng_mix(opt->run.seed ^ 0xc0), opt->congestion_sweeps,
+                                                  opt->max_partners};
+        t.lo = share;
+        t.hi = 1.0;
+        rc = topomap_i_congestion_search(m, p, &c.g, an, &co, &t, pe_of);
     }
     if (!rc) rc = topomap_i_report(&t, 1);
 cleanup:

@@ -39,23 +39,8 @@
 #include "topomap/error.h"
 #include "topomap/eval.h"
 #include "topomap/map_kumar.h"
+#include "map_congestion_search.h"
 #include "map_qap.h"
-
-static double sum_of_squares(const topomap_metrics *mt)
-{
-    double avg = mt->nz_congestion_avg;
-    return (double)mt->nz_links * (mt->nz_congestion_var + avg * avg);
-}
-
-static int better(const topomap_metrics *a, const topomap_metrics *cur)
-{
-    if (a->max_congestion != cur->max_congestion) return a->max_congestion < cur->max_congestion;
-    double s = sum_of_squares(cur);
-    return sum_of_squares(a) < s - 1e-9 * s;
-}
-
-/* Warm sweeps try the tasks on links loaded to at least this fraction of the maximum. */
-#define WARM 0.9
 
 /* The tasks with a message over a link of congestion >= mc, ascending.  With
    mc = the maximum: only a swap that moves one of them can lower it. */
@@ -123,7 +108,7 @@ static int solve(const topomap_i_qap *q, const void *ctx, const topomap_run_opti
        sweeps if that one moved anything */
     int warm = 0;
     for (int32_t pass = 0; pass < max_passes; pass++) {
-        int32_t nh = loaded_tasks(q, ev, (warm ? WARM : 1.0) * cur.max_congestion, loc, route, mark, hot);
+        int32_t nh = loaded_tasks(q, ev, (warm ? TOPOMAP_I_CONGESTION_WARM : 1.0) * cur.max_congestion, loc, route, mark, hot);
         int improved = 0;
         for (int32_t i = 0; i < nh; i++) {
             int32_t a = hot[i];
@@ -133,7 +118,7 @@ static int solve(const topomap_i_qap *q, const void *ctx, const topomap_run_opti
                 work += 1 + da + q->flows.indptr[b + 1] - q->flows.indptr[b];
                 rc = topomap_eval_try_swap(ev, a, b, &after);
                 if (rc) goto cleanup;
-                if (!better(&after, &cur)) continue;
+                if (!topomap_i_congestion_better(&after, &cur)) continue;
                 rc = topomap_eval_swap(ev, a, b);
                 if (rc) goto cleanup;
                 int32_t t = loc[a];
@@ -148,7 +133,7 @@ static int solve(const topomap_i_qap *q, const void *ctx, const topomap_run_opti
                 work += 1 + da;
                 rc = topomap_eval_try_move(ev, a, q->loc_pe[l], &after);
                 if (rc) goto cleanup;
-                if (!better(&after, &cur)) continue;
+                if (!topomap_i_congestion_better(&after, &cur)) continue;
                 rc = topomap_eval_move(ev, a, q->loc_pe[l]);
                 if (rc) goto cleanup;
                 freel[f] = loc[a];

@@ -6,15 +6,16 @@ PyObject *pytopomap_map_topdown(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"machine", "indptr", "indices", "bytes", "alloc", "capacity", "seed", "progress", "order",
-                             "gap", "context", "sweeps", "depth", "max_partners", "coords", "ring", "ntries", "tries", NULL};
+                             "gap", "context", "sweeps", "depth", "max_partners", "coords", "ring", "ntries", "tries",
+                             "congestion_sweeps", NULL};
     PyObject *mo, *ip, *ix, *by, *ao, *oo = Py_None, *go = Py_None, *po = Py_None, *co = Py_None, *ro = Py_None;
     long capacity;
     unsigned long long seed = 0;
     topomap_topdown_options opt;
     topomap_topdown_options_init(&opt);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOOOiiiiOOii", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOOOiiiiOOiii", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed,
                                      &po, &oo, &go, &opt.context, &opt.sweeps, &opt.depth, &opt.max_partners, &co,
-                                     &ro, &opt.ntries, &opt.tries))
+                                     &ro, &opt.ntries, &opt.tries, &opt.congestion_sweeps))
         return NULL;
     if ((co == Py_None) != (ro == Py_None) || !PyObject_TypeCheck(mo, &PyTopomapMachine_Type)) {
         PyErr_SetString(PyExc_TypeError, "coords and ring go together, with a topomap._core.Machine");

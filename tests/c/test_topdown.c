@@ -1,7 +1,8 @@
 /* The top-down mapper (map_dualrb.c + map_qap_search.c) on its own: the
    embedding of a 2-D stencil on a torus with geometry, a fat tree by its
    levels, valid mappings under capacities and partial nodes, determinism,
-   the search never raising J, cancellation and bad orders. */
+   the search never raising J, the congestion search never raising the
+   maximum congestion, cancellation and bad orders. */
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/topomap.h"
@@ -46,11 +47,27 @@ static void free_pattern(topomap_pattern *p)
     free((void *)p->bytes);
 }
 
-static double qap(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of)
+static topomap_metrics metrics(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of)
 {
     topomap_metrics mt;
     CHECK(topomap_evaluate(m, p, pe_of, NULL, &mt, NULL) == 0);
-    return mt.qap;
+    return mt;
+}
+
+static double qap(const topomap_machine *m, const topomap_pattern *p, const int32_t *pe_of)
+{
+    return metrics(m, p, pe_of).qap;
+}
+
+static int valid(const topomap_pattern *p, const int32_t *pe_of, int32_t nalloc, int32_t cap)
+{
+    int32_t load[128] = {0}, ok = 1;
+    for (int32_t i = 0; i < p->n; i++) {
+        ok &= pe_of[i] >= 0 && pe_of[i] < nalloc;
+        if (ok) load[pe_of[i]]++;
+    }
+    for (int32_t i = 0; i < nalloc; i++) ok &= load[i] <= cap;
+    return ok;
 }
 
 static void test_torus_embedding(void)
@@ -112,13 +129,16 @@ static void test_fattree_levels_and_properties(void)
         CHECK(topomap_map_topdown(m, &p, alloc, nalloc, cap, &o, pe_of) == 0);
         CHECK(topomap_map_topdown(m, &p, alloc, nalloc, cap, &o, again) == 0);
         CHECK(memcmp(pe_of, again, (size_t)p.n * sizeof *pe_of) == 0);
-        int32_t load[128] = {0}, ok = 1;
-        for (int32_t i = 0; i < p.n; i++) {
-            ok &= pe_of[i] >= 0 && pe_of[i] < nalloc;
-            if (ok) load[pe_of[i]]++;
-        }
-        for (int32_t i = 0; i < nalloc; i++) ok &= load[i] <= cap;
-        CHECK(ok);
+        CHECK(valid(&p, pe_of, nalloc, cap));
+        /* the congestion search: valid, seeded, and the maximum never rises
+           (moves to free PEs happen here: fewer processes than slots) */
+        o.congestion_sweeps = 5;
+        CHECK(topomap_map_topdown(m, &p, alloc, nalloc, cap, &o, again) == 0);
+        CHECK(valid(&p, again, nalloc, cap));
+        CHECK(metrics(m, &p, again).max_congestion <= metrics(m, &p, pe_of).max_congestion);
+        CHECK(topomap_map_topdown(m, &p, alloc, nalloc, cap, &o, raw) == 0);
+        CHECK(memcmp(raw, again, (size_t)p.n * sizeof *raw) == 0);
+        o.congestion_sweeps = 0;
         o.sweeps = 0;
         CHECK(topomap_map_topdown(m, &p, alloc, nalloc, cap, &o, raw) == 0);
         CHECK(qap(m, &p, pe_of) <= qap(m, &p, raw) * (1 + 1e-12));
@@ -157,6 +177,10 @@ static void test_errors_and_cancel(void)
     o.tries = 0;
     CHECK(topomap_map_topdown(m, &p, alloc, 4, 1, &o, pe_of) == TOPOMAP_EINVAL);
     o.tries = 1;
+    o.congestion_sweeps = -1;
+    CHECK(topomap_map_topdown(m, &p, alloc, 4, 1, &o, pe_of) == TOPOMAP_EINVAL);
+    CHECK(strstr(topomap_last_error(), "congestion_sweeps >= 0") != NULL);
+    o.congestion_sweeps = 0;
     CHECK(topomap_map_topdown(m, &p, alloc, 3, 1, &o, pe_of) == TOPOMAP_EINVAL); /* 4 processes, 3 PEs */
     o.run.progress = stop_at_once;
     CHECK(topomap_map_topdown(m, &p, alloc, 4, 1, &o, pe_of) == TOPOMAP_ECANCELED);

@@ -47,10 +47,11 @@ from .libtopomap import _geometry
 
 __all__ = ["topdown", "decomposition", "EFFORTS"]
 
-#: Presets: multilevel runs per bisection, local-search sweeps, complete tries.
+#: Presets: multilevel runs per bisection, local-search sweeps, complete tries,
+#: congestion-search sweeps.
 #: On the 36x18x18 stencil onto torus:9x9x9/16, seeds 0-2: hop-bytes
 #: 0.18-0.20 / 0.16-0.19 / 0.14-0.17 x block in 0.5 / 0.8 / 3.9 s of CPU.
-EFFORTS = {"fast": (1, 1, 1), "eco": (2, 4, 1), "strong": (4, 8, 3)}
+EFFORTS = {"fast": (1, 1, 1, 2), "eco": (2, 4, 1, 10), "strong": (4, 8, 3, 40)}
 
 
 def _bisection_order(allocation: Allocation, nodes: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -134,13 +135,16 @@ def decomposition(allocation: Allocation, seed: int = 0) -> tuple[np.ndarray, np
               "sweeps": (None, "local-search budget in sweeps over the processes on a node boundary (0: none; "
                                "default: the preset's 1, 4, 8)"),
               "depth": (2, "swap partners within this many hops of the traffic graph"),
-              "max_partners": (64, "swap partners tried per process"),
+              "max_partners": (64, "swap partners tried per process (both searches)"),
+              "congestion_sweeps": (None, "then at most this many sweeps of the bounded search on maximum link "
+                                          "congestion over the processes on the hottest links (0: none; default: "
+                                          "the preset's 2, 10, 40)"),
           },
           source="Pellegrini & Roman, HPCN 1996 (Scotch DRB); Schulz & Träff, SEA 2017 (VieM search)",
           c_file="map_dualrb.c")
 def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
             progress: Callable[[float], Any] | None, effort: str, tries: int | None, context: bool,
-            sweeps: int | None, depth: int, max_partners: int) -> np.ndarray:
+            sweeps: int | None, depth: int, max_partners: int, congestion_sweeps: int | None) -> np.ndarray:
     """Dual recursive bipartitioning onto any machine, then local search.
 
     Parameters
@@ -162,6 +166,11 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
     sweeps, depth, max_partners : int
         The swap/move search's budget, partner radius and partners per
         process.
+    congestion_sweeps : int, optional
+        Sweeps of the final search on maximum link congestion (Kumar's
+        LocalOpt over the processes on the hottest links, each against at
+        most ``max_partners`` processes two traffic hops away); it never
+        raises the maximum.  0 turns it off.
 
     Returns
     -------
@@ -181,16 +190,17 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
     """
     if effort not in EFFORTS:
         raise MappingError(f"topdown: option effort must be one of {', '.join(map(repr, EFFORTS))}, got {effort!r}")
-    ntries, default_sweeps, default_tries = EFFORTS[effort]
+    ntries, default_sweeps, default_tries, default_csweeps = EFFORTS[effort]
     sweeps = default_sweeps if sweeps is None else sweeps
     tries = default_tries if tries is None else tries
+    congestion_sweeps = default_csweeps if congestion_sweeps is None else congestion_sweeps
     if not is_flag(context):
         raise MappingError(f"topdown: option context must be True or False, got {context!r}")
     for name, value, low in (("sweeps", sweeps, 0), ("depth", depth, 0), ("max_partners", max_partners, 1),
-                             ("tries", tries, 1)):
+                             ("tries", tries, 1), ("congestion_sweeps", congestion_sweeps, 0)):
         if not is_int(value) or not low <= value <= 2**31 - 1:
             raise MappingError(f"topdown: option {name} must be an integer >= {low}, got {value!r}")
     order, gap = decomposition(allocation, seed)
     return core_map("topdown", _core.map_topdown, pattern, allocation, seed, capacity, progress, order=order,
                     gap=gap, context=int(context), sweeps=sweeps, depth=depth, max_partners=max_partners,
-                    ntries=ntries, tries=tries, **_geometry(allocation))
+                    ntries=ntries, tries=tries, congestion_sweeps=congestion_sweeps, **_geometry(allocation))
