@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import topomap as tm
 from topomap import _core
-from topomap.mappers.topdown import decomposition
+from topomap.mappers.topdown import decomposition, process_grid
 
 from conftest import machines
 
@@ -41,11 +41,12 @@ def block_embedding_hop_bytes(shape, nodes):
 def test_finds_the_geometric_embedding_of_power_of_two_stencils(shape, spec):
     pat = tm.generators.stencil_3d(shape, points=7) if len(shape) == 3 else tm.generators.stencil_2d(shape)
     alloc = tm.machine(spec).allocate(pat.n)
-    mp = tm.map(pat, alloc, method="topdown", seed=0, effort="strong")
-    h = hops_of(pat, alloc, mp)
-    assert h.max() == 1
-    nodes = tuple(int(x) for x in spec.split(":")[1].split("/")[0].split("x"))
-    assert h.sum() == block_embedding_hop_bytes(shape, nodes)
+    for coords in (None, "auto"):                  # the graph partitioner and the stencil's grid
+        mp = tm.map(pat, alloc, method="topdown", seed=0, effort="strong", coords=coords)
+        h = hops_of(pat, alloc, mp)
+        assert h.max() == 1
+        nodes = tuple(int(x) for x in spec.split(":")[1].split("/")[0].split("x"))
+        assert h.sum() == block_embedding_hop_bytes(shape, nodes)
 
 
 @pytest.mark.parametrize("shape,spec,within", [((32, 32), "mesh:8x8/16", 1.05), ((16, 8, 8), "torus:4x4x4/16", 1.1)])
@@ -53,7 +54,7 @@ def test_near_the_embedding(shape, spec, within):
     # every node gets a whole block; a few block neighbours end up 2 hops apart
     pat = tm.generators.stencil_3d(shape, points=7) if len(shape) == 3 else tm.generators.stencil_2d(shape)
     alloc = tm.machine(spec).allocate(pat.n)
-    h = hops_of(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0, effort="strong"))
+    h = hops_of(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0, effort="strong", coords=None))
     nodes = tuple(int(x) for x in spec.split(":")[1].split("/")[0].split("x"))
     assert (h == 0).sum() == pat.nnz - block_embedding_hop_bytes(shape, nodes)
     assert h.sum() <= within * block_embedding_hop_bytes(shape, nodes)
@@ -64,7 +65,7 @@ def test_beats_scotch_level_on_an_odd_torus():
     pat = tm.generators.stencil_3d((36, 18, 18), points=7)
     alloc = tm.machine("torus:9x9x9/16").allocate(pat.n)
     blk = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block")).hop_bytes
-    top = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0)).hop_bytes
+    top = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0, coords=None)).hop_bytes
     rec = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="recursive", seed=0)).hop_bytes
     assert top / blk < 0.19 and top < 0.7 * rec
 
@@ -73,8 +74,9 @@ def test_context_orients_the_halves():
     # without external gains each part is cut well but turned at random
     pat = tm.generators.stencil_2d((36, 36))
     alloc = tm.machine("torus:9x9/16").allocate(pat.n)
-    on = hops_of(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0, sweeps=0)).sum()
-    off = hops_of(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0, sweeps=0, context=False)).sum()
+    opts = {"method": "topdown", "seed": 0, "sweeps": 0, "coords": None}
+    on = hops_of(pat, alloc, tm.map(pat, alloc, **opts)).sum()
+    off = hops_of(pat, alloc, tm.map(pat, alloc, context=False, **opts)).sum()
     assert on < 0.75 * off
 
 
@@ -188,7 +190,7 @@ def test_graph_fabric_is_cut_by_graph_bisection():
 def test_tries_keep_the_lowest_j():
     pat = tm.generators.stencil_3d((12, 6, 6), points=7)
     alloc = tm.machine("torus:3x3x3/16").allocate(pat.n)
-    opts = {"method": "topdown", "congestion_sweeps": 0}
+    opts = {"method": "topdown", "congestion_sweeps": 0, "coords": None}
     one = {s: tm.evaluate(pat, alloc, tm.map(pat, alloc, seed=s, **opts)).qap for s in range(3)}
     best = tm.map(pat, alloc, seed=0, tries=3, **opts)
     assert tm.evaluate(pat, alloc, best).qap <= one[0] + 1e-9                  # the first try is seed 0's run
@@ -204,7 +206,8 @@ def test_tries_keep_the_lowest_j():
 def test_congestion_search_lowers_the_hottest_link(shape, spec, seed, before, after):
     pat = tm.generators.stencil_3d(shape, points=7)
     alloc = tm.machine(spec).allocate(pat.n)
-    raw, refined = (tm.evaluate(pat, alloc, tm.map(pat, alloc, method="topdown", seed=seed, congestion_sweeps=cs))
+    raw, refined = (tm.evaluate(pat, alloc, tm.map(pat, alloc, method="topdown", seed=seed, congestion_sweeps=cs,
+                                                   coords=None))
                     for cs in (0, 10))
     assert (raw.max_congestion, refined.max_congestion) == (before, after)
     assert refined.hop_bytes <= raw.hop_bytes * 1.05                           # hop-bytes barely move
@@ -220,5 +223,76 @@ def test_cancel_inside_the_congestion_search():
         return 0.85 < f < 1.0                          # past the bipartitioning's share, before the end
 
     with pytest.raises(tm.Cancelled, match="^topdown cancelled"):
-        tm.map(pat, alloc, method="topdown", effort="strong", progress=late)
+        tm.map(pat, alloc, method="topdown", effort="strong", coords=None, progress=late)
     assert 0.85 < seen[-1] < 1.0
+
+
+def test_the_stencils_grid_gives_the_embedding_on_an_odd_torus():
+    # the issue's 10^4 instance: 4 x 2 x 2 blocks on 9^3 nodes, every cut edge one hop
+    pat = tm.generators.stencil_3d((36, 18, 18), points=7)
+    alloc = tm.machine("torus:9x9x9/16").allocate(pat.n)
+    for effort in ("fast", "eco"):
+        mp = tm.map(pat, alloc, method="topdown", seed=0, effort=effort)
+        h = hops_of(pat, alloc, mp)
+        assert h.max() == 1 and h.sum() == block_embedding_hop_bytes((36, 18, 18), (9, 9, 9))
+    grid = process_grid(pat)
+    assert grid.shape == (pat.n, 3) and grid.max(axis=0).tolist() == [35, 17, 17]
+    given = tm.map(pat, alloc, method="topdown", seed=0, coords=grid)
+    assert given.pe_of.tolist() == mp.pe_of.tolist()
+
+
+def test_process_grid_is_trusted_only_where_it_fits():
+    pat = tm.generators.stencil_2d((6, 4))
+    assert process_grid(pat)[7].tolist() == [1, 1]
+    assert process_grid(tm.generators.moore((5, 5), r=2)) is not None
+    perm = np.random.default_rng(0).permutation(pat.n)
+    moved = tm.Pattern.from_edges(perm[pat.senders()], perm[pat.indices], pat.bytes, n=pat.n,
+                                  provenance=pat.provenance)                  # relabelled, provenance kept
+    assert process_grid(moved) is None
+    assert process_grid(tm.generators.subcomm_alltoall((4, 4), 0)) is None   # whole rows, not neighbours
+    assert process_grid(tm.generators.random_sparse(10, 0.3)) is None
+
+
+@settings(max_examples=30, deadline=None)
+@given(machines(), st.integers(1, 3), st.integers(1, 3), st.integers(0, 2**32 - 1), st.data())
+def test_coordinate_splits_are_valid_and_seeded(m, capacity, pdims, seed, data):
+    alloc = m.allocate(data.draw(st.integers(1, m.npes)), seed=seed % 1000)
+    n = data.draw(st.integers(1, alloc.pes.size * capacity))
+    rng = np.random.default_rng(seed)
+    dense = (rng.random((n, n)) < 0.3) * 1.0
+    np.fill_diagonal(dense, 0)
+    pat = tm.Pattern.from_dense(dense)
+    xy = rng.integers(0, data.draw(st.sampled_from([1, 3, 2**20])), size=(n, pdims))
+    mp = tm.map(pat, alloc, method="topdown", seed=seed, capacity=capacity, coords=xy)
+    assert np.isin(mp.pe_of, alloc.pes).all()
+    assert np.bincount(mp.pe_of, minlength=m.npes).max() <= capacity
+    again = tm.map(pat, alloc, method="topdown", seed=seed, capacity=capacity, coords=xy)
+    assert again.pe_of.tolist() == mp.pe_of.tolist()
+
+
+@pytest.mark.parametrize("coords, msg", [
+    ("grid", "must be 'auto', None or an"),
+    (np.zeros((16, 4), dtype=int), r"shape \(n, d\) = \(16, 1..3\), got \(16, 4\)"),
+    (np.zeros((15, 2), dtype=int), r"got \(15, 2\)"),
+    (np.full((16, 2), -1), "integers from 0 to 1048575"),
+    (np.full((16, 2), 2**20), "integers from 0 to 1048575"),
+    (np.full((16, 2), 0.5), "integers from 0 to 1048575"),
+])
+def test_bad_coordinates(coords, msg):
+    pat = tm.generators.stencil_2d((4, 4))
+    alloc = tm.machine("torus:4x4").allocate(16)
+    with pytest.raises(tm.MappingError, match=msg):
+        tm.map(pat, alloc, method="topdown", coords=coords)
+
+
+def test_strong_keeps_the_partitioners_mapping_where_the_grid_loses():
+    # ten times the bytes along z: blocks cut by the grid's axes are the wrong shape
+    pat = tm.generators.stencil_3d((12, 6, 6), points=7, weights=(1, 1, 10))
+    alloc = tm.machine("torus:3x3x3/16").allocate(pat.n)
+    J = {c: tm.evaluate(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0, effort="strong", coords=c)).qap
+         for c in ("auto", None)}
+    eco = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0)).qap
+    seen: list[float] = []
+    tm.map(pat, alloc, method="topdown", seed=0, effort="strong", progress=seen.append)
+    assert J["auto"] == J[None] < eco                      # the grid alone (eco) loses; strong kept the other
+    assert seen == sorted(seen) and seen[-1] == 1.0 and any(0.4 < f < 0.6 for f in seen)

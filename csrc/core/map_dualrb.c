@@ -87,6 +87,14 @@ typedef struct {
 } range;
 
 typedef struct {
+    int64_t key;
+    int32_t i;
+} topomap_i_geokey;
+
+#define PCOORD_BITS 20
+#define TOPOMAP_I_MAXDIMS 64
+
+typedef struct {
     const topomap_machine *m;
     const topomap_topdown_options *opt;
     const topomap_alloc_nodes *an;
@@ -105,6 +113,9 @@ typedef struct {
     double *swgt, *svw;
     int32_t *tmp;
     int32_t *keep;   /* n: sides of the best candidate cut */
+    int32_t *gord;   /* with process coordinates, pdims x n: the part's local indices sorted along each axis */
+    topomap_i_geokey *gkeys; /* n: sort buffer */
+    int32_t pair[TOPOMAP_I_MAXDIMS]; /* with both geometries: process axis cut with machine dimension d, or -1 */
     int32_t *corder; /* A: the range's order for the best candidate cut */
     int64_t *keys;   /* A: sort keys of a range (coordinate << 32 | position) */
     uint8_t *occ;    /* largest ring: occupied coordinates */
@@ -306,6 +317,51 @@ static int bisect(drb *c, const int32_t *P, int32_t np, int32_t k0, int32_t k1, 
     return TOPOMAP_OK;
 }
 
+static int by_geokey(const void *a, const void *b)
+{
+    const topomap_i_geokey *x = a, *y = b;
+    if (x->key != y->key) return (x->key > y->key) - (x->key < y->key);
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* With process coordinates: the part's local indices sorted along each
+   axis (then the other axes in order) into c->gord, once per part. */
+static void sort_processes(drb *c, const int32_t *P, int32_t np)
+{
+    int32_t pd = c->opt->pdims;
+    for (int32_t a = 0; a < pd; a++) {
+        for (int32_t i = 0; i < np; i++) {
+            const int32_t *x = c->opt->pcoords + (int64_t)P[i] * pd;
+            int64_t key = x[a];
+            for (int32_t b = 0; b < pd; b++)
+                if (b != a) key = (key << PCOORD_BITS) | x[b];
+            c->gkeys[i] = (topomap_i_geokey){key, i};
+        }
+        qsort(c->gkeys, (size_t)np, sizeof *c->gkeys, by_geokey);
+        for (int32_t i = 0; i < np; i++) c->gord[(int64_t)a * c->n + i] = c->gkeys[i].i;
+    }
+}
+
+/* Sides into c->best by coordinates: along `axis` (every axis if -1), the
+   first or the last k0 processes go to half 0; the one of least cut +
+   outside cost. */
+static void geometric_bisect(drb *c, const int32_t *P, int32_t np, int32_t k0, int32_t axis)
+{
+    double best = 0;
+    int have = 0;
+    for (int32_t a = 0; a < c->opt->pdims; a++)
+        for (int down = 0; down < 2 && (axis < 0 || a == axis); down++) {
+            const int32_t *ord = c->gord + (int64_t)a * c->n;
+            for (int32_t r = 0; r < np; r++) c->side[ord[r]] = down ? r < np - k0 : r >= k0;
+            double cost = objective(c, P, np, c->side, 0);
+            if (!have || cost < best) {
+                have = 1;
+                best = cost;
+                memcpy(c->best, c->side, (size_t)np * sizeof *c->best);
+            }
+        }
+}
+
 static void mark(drb *c, const int32_t *P, int32_t np, int on)
 {
     for (int32_t i = 0; i < np; i++) c->local[P[i]] = on ? i : -1;
@@ -383,7 +439,8 @@ static int32_t sort_along(drb *c, int32_t lo, int32_t hi, int32_t d, int32_t sta
 
 /* Sides of the processes P for the node halves [lo, mid) and [mid, hi)
    into c->best; *cost = cut + outside cost. */
-static int split_at(drb *c, const int32_t *P, int32_t np, int32_t lo, int32_t mid, int32_t hi, double *cost)
+static int split_at(drb *c, const int32_t *P, int32_t np, int32_t lo, int32_t mid, int32_t hi, int32_t d,
+                    double *cost)
 {
     range h0 = {lo, mid}, h1 = {mid, hi};
     int64_t S0 = 0, S1 = 0; /* slots of the halves (the order inside a part changes with geometry) */
@@ -403,6 +460,8 @@ static int split_at(drb *c, const int32_t *P, int32_t np, int32_t lo, int32_t mi
     int rc = TOPOMAP_OK;
     if (k0 == 0 || k1 == 0) {
         for (int32_t i = 0; i < np; i++) c->best[i] = k0 == 0;
+    } else if (c->opt->pcoords) {
+        geometric_bisect(c, P, np, k0, d < 0 || d >= TOPOMAP_I_MAXDIMS ? -1 : c->pair[d]);
     } else if ((rc = bisect(c, P, np, k0, k1, ctx))) {
         return rc;
     }
@@ -457,9 +516,10 @@ static int split(drb *c, int32_t *P, int32_t np, int32_t lo, int32_t hi)
     int32_t mid, dims[3], starts[3], ncand = 0, rc = TOPOMAP_OK;
     double cost;
     mark(c, P, np, 1);
+    if (c->opt->pcoords) sort_processes(c, P, np);
     if (!c->opt->coords) {
         mid = cut_of(c, lo, hi);
-        rc = split_at(c, P, np, lo, mid, hi, &cost);
+        rc = split_at(c, P, np, lo, mid, hi, -1, &cost);
     } else {
         int32_t ext3[3] = {0, 0, 0};
         for (int32_t d = 0; d < c->opt->ndims; d++) { /* the 3 longest extents, first dimension first on a tie */
@@ -486,7 +546,7 @@ static int split(drb *c, int32_t *P, int32_t np, int32_t lo, int32_t hi)
             mid = sort_along(c, lo, hi, dims[q], starts[q], 0);
             set_box(c, lo, mid);
             set_box(c, mid, hi);
-            if ((rc = split_at(c, P, np, lo, mid, hi, &cost))) break;
+            if ((rc = split_at(c, P, np, lo, mid, hi, dims[q], &cost))) break;
             if (best_mid < 0 || cost < best) {
                 best = cost;
                 best_mid = mid;
@@ -553,6 +613,44 @@ static int read_order(drb *c, const topomap_topdown_options *o)
     return rc;
 }
 
+/* With both geometries: pair the machine dimensions of extent >= 2 with the
+   process axes, longest with longest (ties by index), so that every cut of
+   the machine cuts the processes across the matching axis and parts stay
+   boxes of the embedding's proportions (36 x 18 x 18 processes onto 9^3
+   nodes: 4 x 2 x 2 blocks).  Unpaired dimensions try every axis. */
+static void pair_axes(drb *c)
+{
+    int32_t md[TOPOMAP_I_MAXDIMS], me[TOPOMAP_I_MAXDIMS], nm = 0, pa[3], pe[3], pd = c->opt->pdims;
+    for (int32_t d = 0; d < TOPOMAP_I_MAXDIMS; d++) c->pair[d] = -1;
+    if (!c->opt->pcoords || !c->opt->coords) return;
+    for (int32_t d = 0; d < c->opt->ndims && d < TOPOMAP_I_MAXDIMS; d++) {
+        int32_t e = c->box[2 * d + 1], at = nm++;
+        for (; at > 0 && me[at - 1] < e; at--) {
+            me[at] = me[at - 1];
+            md[at] = md[at - 1];
+        }
+        me[at] = e;
+        md[at] = d;
+    }
+    while (nm > 0 && me[nm - 1] < 2) nm--;
+    for (int32_t a = 0; a < pd; a++) {
+        int32_t lo = INT32_MAX, hi = -1, at = a;
+        for (int32_t u = 0; u < c->n; u++) {
+            int32_t x = c->opt->pcoords[(int64_t)u * pd + a];
+            lo = x < lo ? x : lo;
+            hi = x > hi ? x : hi;
+        }
+        int32_t e = c->n ? hi - lo + 1 : 0;
+        for (; at > 0 && pe[at - 1] < e; at--) {
+            pe[at] = pe[at - 1];
+            pa[at] = pa[at - 1];
+        }
+        pe[at] = e;
+        pa[at] = a;
+    }
+    for (int32_t i = 0; i < nm && i < pd; i++) c->pair[md[i]] = pa[i];
+}
+
 /* One complete run with c->seed from the initial order: the bipartitioning,
    the PEs, the search; *J = its QAP objective. */
 static int one_try(drb *c, const topomap_pattern *p, int32_t *P, topomap_i_ticker *t, int32_t *pe_of, double *J)
@@ -566,6 +664,7 @@ static int one_try(drb *c, const topomap_pattern *p, int32_t *P, topomap_i_ticke
     }
     c->calls = c->placed = 0;
     if (c->opt->coords) set_box(c, 0, A);
+    pair_axes(c);
     t->hi = lo + (hi - lo) * cut;
     int rc = topomap_i_report(t, 0);
     if (!rc) rc = split(c, P, n, 0, A);
@@ -602,6 +701,16 @@ int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, cons
                               (int)opt->max_partners, (int)opt->congestion_sweeps);
     int rc = topomap_pattern_validate(p);
     if (rc) return rc;
+    if (opt->pcoords) {
+        if (opt->pdims < 1 || opt->pdims > 3)
+            return topomap_i_fail(TOPOMAP_EINVAL, "topdown process coordinates need 1 to 3 axes, got %d",
+                                  (int)opt->pdims);
+        for (int64_t i = 0; i < (int64_t)p->n * opt->pdims; i++)
+            if (opt->pcoords[i] < 0 || opt->pcoords[i] >= (1 << PCOORD_BITS))
+                return topomap_i_fail(TOPOMAP_EINVAL, "process %lld has coordinate %d on axis %d (must be 0 to %d)",
+                                      (long long)(i / opt->pdims), (int)opt->pcoords[i], (int)(i % opt->pdims),
+                                      (1 << PCOORD_BITS) - 1);
+    }
     topomap_alloc_nodes *an = NULL;
     if ((rc = topomap_alloc_nodes_create(m, alloc, nalloc, capacity, &an))) return rc;
     int32_t n = p->n, A = an->nnodes;
@@ -635,6 +744,10 @@ int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, cons
     int32_t maxring = 1;
     for (int32_t d = 0; opt->coords && d < opt->ndims; d++) maxring = opt->ring[d] > maxring ? opt->ring[d] : maxring;
     c.keep = malloc(((size_t)n + 1) * sizeof *c.keep);
+    if (opt->pcoords) {
+        c.gord = malloc((size_t)opt->pdims * ((size_t)n + 1) * sizeof *c.gord);
+        c.gkeys = malloc(((size_t)n + 1) * sizeof *c.gkeys);
+    }
     c.corder = malloc((size_t)A * sizeof *c.corder);
     c.keys = malloc((size_t)A * sizeof *c.keys);
     c.occ = malloc((size_t)maxring);
@@ -643,7 +756,8 @@ int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, cons
     c.chi = malloc((size_t)A * sizeof *c.chi);
     c.ccost = malloc(2 * (size_t)A * sizeof *c.ccost);
     if (!xadj || !adj || !wgt || !P || !first || !trial || !c.order || !c.group || !c.dom || !c.local || !c.side || !c.best ||
-        !c.tmp || !c.ext || !c.sxadj || !c.sadj || !c.swgt || !c.svw || !c.keep || !c.corder || !c.keys || !c.occ || (opt->coords && !c.box) || !c.cstamp || !c.chi || !c.ccost) {
+        !c.tmp || !c.ext || !c.sxadj || !c.sadj || !c.swgt || !c.svw || !c.keep || !c.corder || !c.keys || !c.occ || (opt->coords && !c.box) ||
+        (opt->pcoords && (!c.gord || !c.gkeys)) || !c.cstamp || !c.chi || !c.ccost) {
         rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the topdown mapping of %d processes", (int)n);
         goto cleanup;
     }
@@ -691,6 +805,8 @@ cleanup:
     free(c.swgt);
     free(c.svw);
     free(c.keep);
+    free(c.gord);
+    free(c.gkeys);
     free(c.corder);
     free(c.keys);
     free(c.occ);

@@ -7,22 +7,24 @@ PyObject *pytopomap_map_topdown(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char *kwlist[] = {"machine", "indptr", "indices", "bytes", "alloc", "capacity", "seed", "progress", "order",
                              "gap", "context", "sweeps", "depth", "max_partners", "coords", "ring", "ntries", "tries",
-                             "congestion_sweeps", NULL};
-    PyObject *mo, *ip, *ix, *by, *ao, *oo = Py_None, *go = Py_None, *po = Py_None, *co = Py_None, *ro = Py_None;
+                             "congestion_sweeps", "pcoords", "pdims", NULL};
+    PyObject *mo, *ip, *ix, *by, *ao, *oo = Py_None, *go = Py_None, *po = Py_None, *co = Py_None, *ro = Py_None, *pco = Py_None;
     long capacity;
     unsigned long long seed = 0;
     topomap_topdown_options opt;
     topomap_topdown_options_init(&opt);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOOOiiiiOOiii", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOOOiiiiOOiiiOi", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed,
                                      &po, &oo, &go, &opt.context, &opt.sweeps, &opt.depth, &opt.max_partners, &co,
-                                     &ro, &opt.ntries, &opt.tries, &opt.congestion_sweeps))
+                                     &ro, &opt.ntries, &opt.tries, &opt.congestion_sweeps, &pco,
+                                     &opt.pdims))
         return NULL;
     if ((co == Py_None) != (ro == Py_None) || !PyObject_TypeCheck(mo, &PyTopomapMachine_Type)) {
         PyErr_SetString(PyExc_TypeError, "coords and ring go together, with a topomap._core.Machine");
         return NULL;
     }
     if (pytopomap_progress_check(po)) return NULL;
-    PyArrayObject *order = pytopomap_array(oo, NPY_INT32, -1, "order"), *gap = NULL, *coords = NULL, *ring = NULL;
+    PyArrayObject *order = pytopomap_array(oo, NPY_INT32, -1, "order"), *gap = NULL, *coords = NULL, *ring = NULL,
+                  *pcoords = NULL;
     PyObject *res = NULL;
     if (!order) return NULL;
     npy_intp count = PyArray_DIM(order, 0);
@@ -34,6 +36,12 @@ PyObject *pytopomap_map_topdown(PyObject *self, PyObject *args, PyObject *kw)
         if (!(coords = pytopomap_array(co, NPY_INT32, nn * opt.ndims, "coords"))) goto cleanup;
         opt.coords = PyArray_DATA(coords);
         opt.ring = PyArray_DATA(ring);
+    }
+    if (pco != Py_None) {
+        /* flattened n x pdims; the core checks the values, the length is checked here */
+        npy_intp want = (npy_intp)(PyArray_Check(ip) ? PyArray_SIZE((PyArrayObject *)ip) - 1 : 0) * opt.pdims;
+        if (!(pcoords = pytopomap_array(pco, NPY_INT32, want, "pcoords"))) goto cleanup;
+        opt.pcoords = PyArray_DATA(pcoords);
     }
     opt.order = PyArray_DATA(order);
     opt.gap = PyArray_DATA(gap);
@@ -54,5 +62,6 @@ cleanup:
     Py_XDECREF(gap);
     Py_XDECREF(coords);
     Py_XDECREF(ring);
+    Py_XDECREF(pcoords);
     return res;
 }

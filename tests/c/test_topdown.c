@@ -95,6 +95,24 @@ static void test_torus_embedding(void)
     CHECK(topomap_evaluate(m, &p, pe_of, NULL, &mt, NULL) == 0);
     CHECK(mt.max_dilation == 1);
     CHECK(close_to(mt.hop_bytes, 2 * (3 * 16 + 3 * 16))); /* 3 cuts of 16 edges per dimension, both ways */
+    /* the same by the processes' coordinates instead of the partitioner */
+    int32_t xy[512];
+    for (int32_t r = 0; r < 256; r++) {
+        xy[2 * r] = r % 16;
+        xy[2 * r + 1] = r / 16;
+    }
+    o.pcoords = xy;
+    o.pdims = 2;
+    CHECK(topomap_map_topdown(m, &p, alloc, 256, 1, &o, pe_of) == 0);
+    CHECK(topomap_evaluate(m, &p, pe_of, NULL, &mt, NULL) == 0);
+    CHECK(mt.max_dilation == 1);
+    CHECK(close_to(mt.hop_bytes, 2 * (3 * 16 + 3 * 16)));
+    xy[77] = 1 << 20;
+    CHECK(topomap_map_topdown(m, &p, alloc, 256, 1, &o, pe_of) == TOPOMAP_EINVAL);
+    CHECK(strstr(topomap_last_error(), "process 38 has coordinate 1048576 on axis 1") != NULL);
+    xy[77] = 4;
+    o.pdims = 4;
+    CHECK(topomap_map_topdown(m, &p, alloc, 256, 1, &o, pe_of) == TOPOMAP_EINVAL);
     free_pattern(&p);
     topomap_machine_destroy(m);
 }
@@ -126,6 +144,15 @@ static void test_fattree_levels_and_properties(void)
         o.gap = gap;
         o.count = (nalloc + 1) / 2;
         o.run.seed = (uint64_t)trial;
+        int32_t xy[512];
+        if (trial % 2) { /* odd trials split by the stencil's coordinates */
+            for (int32_t r = 0; r < p.n; r++) {
+                xy[2 * r] = r % X;
+                xy[2 * r + 1] = r / X;
+            }
+            o.pcoords = xy;
+            o.pdims = 2;
+        }
         CHECK(topomap_map_topdown(m, &p, alloc, nalloc, cap, &o, pe_of) == 0);
         CHECK(topomap_map_topdown(m, &p, alloc, nalloc, cap, &o, again) == 0);
         CHECK(memcmp(pe_of, again, (size_t)p.n * sizeof *pe_of) == 0);

@@ -29,6 +29,12 @@ typedef struct {
     const int32_t *coords;
     const int32_t *ring;
     int32_t ndims;
+    /* Optional process coordinates (a Cartesian process grid, mesh
+       centroids): pcoords[u * pdims + a], 0 <= x < 2^20, 1 <= pdims <= 3.
+       With them a part is split by coordinates (the first or last k0 along
+       whichever axis costs least) instead of by the graph partitioner. */
+    const int32_t *pcoords;
+    int32_t pdims;
     int32_t context; /* 1: Scotch's external gains (anchors); 0: plain min cuts */
     int32_t sweeps;  /* local-search budget in sweeps over the boundary; 0: none */
     int32_t depth;   /* swap partners within this many hops in the traffic graph */
