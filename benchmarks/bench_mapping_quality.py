@@ -9,7 +9,10 @@ allocated ``torus:K x K x K/16`` and ``fattree:k=K,levels=3/16`` with K = 9,
 stencil's size (checked in every run).  Rows:
 
 * every topomap method of ``--methods`` (default: block, greedy, recursive,
-  hierarchy, scotch, and topdown and auto when registered);
+  hierarchy, scotch, and topdown, topdown-graph and auto when registered);
+  ``topdown`` splits by the stencil's grid (its provenance, as a Cartesian
+  application would give it), ``topdown-graph`` is topdown with
+  ``coords=None``: the traffic graph alone, which is all Scotch sees;
 * ``scotch_gmap (hand)``: Scotch run by hand, ``scotch_gmap -Cd -b0.03`` on
   ``torus3D K K K`` or ``tleaf 3 K 2 K 2 K 2`` (node terminals; the source
   graph ``C + C^T`` in Scotch format); process p on terminal t goes to PE
@@ -75,7 +78,9 @@ from topomap.mappers import scotch as sm  # noqa: E402
 
 SIZES = {"1e4": ((36, 18, 18), 9), "1e5": ((72, 36, 36), 18), "1e6": ((160, 80, 80), 40)}
 MACHINES = {"torus": "torus:{k}x{k}x{k}/16", "fattree": "fattree:k={k},levels=3/16"}
-DEFAULT_METHODS = ("block", "greedy", "recursive", "hierarchy", "scotch", "topdown", "auto")
+DEFAULT_METHODS = ("block", "greedy", "recursive", "hierarchy", "scotch", "topdown", "topdown-graph", "auto")
+#: Methods run with options: topdown without the stencil's grid (the graph alone, as Scotch sees it).
+VARIANTS = {"topdown-graph": ("topdown", {"coords": None})}
 HAND, EMBED = "scotch_gmap (hand)", "embedding"
 #: QAP instances beyond bench_hierarchy's: (graph, hierarchy, distances).
 EXTRA_QAP = (("rgg_n_2_15_s0", "4:3:3:3", "1:10:100:200"), ("delaunay_n15", "8:8:8", "1:10:100"),
@@ -174,7 +179,8 @@ def scores(pat, alloc, pe_of, cpu, mb, **extra) -> dict:
 def child_method(kind: str, size: str, method: str, seed: int) -> dict:
     pat, alloc, _, _ = stencil_instance(kind, size)
     try:
-        mp, cpu, mb = timed(lambda: tm.map(pat, alloc, method=method, seed=seed))
+        name, opts = VARIANTS.get(method, (method, {}))
+        mp, cpu, mb = timed(lambda: tm.map(pat, alloc, method=name, seed=seed, **opts))
     except tm.TopomapError as exc:
         return {"refused": f"{type(exc).__name__}: {exc}"}
     return scores(pat, alloc, mp.pe_of, cpu, mb)
@@ -403,7 +409,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="10^4 only, 3 QAP instances, 1 repeat")
     ap.add_argument("--sizes", help=f"comma-separated of {', '.join(SIZES)} (default 1e4,1e5,1e6; none: QAP only)")
     ap.add_argument("--methods", help="comma-separated topomap methods (default: block, greedy, recursive, "
-                                      "hierarchy, scotch, topdown and auto when registered)")
+                                      "hierarchy, scotch, topdown, topdown-graph and auto when registered)")
     ap.add_argument("--repeats", type=int, help="seeds 0..r-1 per method (default 3, 1 with --quick)")
     ap.add_argument("--cap", type=float, default=300.0, help="CPU seconds after which a method skips larger sizes")
     ap.add_argument("--no-qap", action="store_true", help="skip the hierarchy QAP part")
@@ -423,7 +429,7 @@ def main() -> None:
     sizes = [s for s in args.sizes.split(",") if s != "none"] if args.sizes else (["1e4"] if args.quick else list(SIZES))
     if any(s not in SIZES for s in sizes):
         ap.error(f"--sizes takes {', '.join(SIZES)}")
-    known = tm.methods()
+    known = [*tm.methods(), *(v for v, (base, _) in VARIANTS.items() if base in tm.methods())]
     methods = args.methods.split(",") if args.methods else [m for m in DEFAULT_METHODS if m in known]
     if any(m not in known for m in methods):
         ap.error(f"unknown method(s) {', '.join(m for m in methods if m not in known)}")
