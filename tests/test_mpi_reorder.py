@@ -27,6 +27,7 @@ CASES = [
     {"kind": "dict", "method": "block", "seed": 0},
     {"kind": "profile", "method": "random", "seed": 2},
     {"kind": "dense", "seed": 4},                          # the whole matrix on every rank, the default method
+    {"kind": "cart", "method": "topdown", "seed": 1},      # a Cartesian communicator's grid: as the generator's
 ]
 
 

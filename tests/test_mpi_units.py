@@ -15,7 +15,8 @@ import topomap as tm
 from topomap.cli import main as cli_main
 from topomap.mpi.job import RankPlace, job_allocation, parse_hosts
 from topomap.mpi.launch import launcher_file
-from topomap.mpi.reorder import inverse, pattern_from_rows, plan_reorder
+from topomap.mappers.topdown import process_grid
+from topomap.mpi.reorder import inverse, pattern_from_rows, plan_reorder, with_cart_grid
 
 
 # ------------------------------------------------------------------ laziness
@@ -113,6 +114,22 @@ def test_plan_reorder_moves_roles_to_their_partners():
     assert plan.before.edge_cut == 400.0 and plan.after.edge_cut == 0.0
     with pytest.raises(tm.TopomapError, match="3 processes but the job has 4"):
         plan_reorder(tm.generators.stencil_2d((3, 1)), alloc, "block")
+
+
+def test_a_cartesian_communicators_grid_reaches_topdown():
+    # a 7-point stencil numbered as MPI numbers Create_cart([18, 18, 36]): row-major, the last fastest
+    gen = tm.generators.stencil_3d((36, 18, 18), points=7)
+    pat = tm.Pattern.from_edges(gen.senders(), gen.indices, gen.bytes, n=gen.n)    # no grid of its own
+    assert process_grid(pat) is None
+    cart = with_cart_grid(pat, (18, 18, 36), (False, False, False))
+    rank = (3 * 18 + 5) * 36 + 7                                   # MPI coordinates (3, 5, 7)
+    assert process_grid(cart)[rank].tolist() == [7, 5, 3]
+    alloc = tm.machine("torus:9x9x9/16").allocate(pat.n)
+    blk = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block")).hop_bytes
+    hb = {p is cart: tm.evaluate(pat, alloc, tm.map(p, alloc, method="topdown", seed=0)).hop_bytes / blk
+          for p in (pat, cart)}
+    assert hb[True] == pytest.approx(0.1068, abs=5e-4) and hb[False] > 0.15    # the embedding, and without it
+    assert with_cart_grid(gen, (1, 2, 3), (True,) * 3).provenance["dims"] == [36, 18, 18]   # its own grid stays
 
 
 @given(st.integers(2, 12), st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1))

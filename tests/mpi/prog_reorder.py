@@ -2,7 +2,8 @@
 
 kind: stencil (a 3-D stencil Pattern given on every rank), root (the Pattern on rank 0 only),
 dense (the whole n x n array on every rank), rows (each rank's own row as an array), dict (as a
-dict), profile (a Profile of a halo exchange).  A case without "method" takes reorder's default.
+dict), profile (a Profile of a halo exchange), cart (the stencil without its grid, given on a Cartesian
+communicator, whose grid reorder passes on).  A case without "method" takes reorder's default.
 Checks on every rank that the new communicator numbers the processes as info.new_rank says (through
 MPI groups, independently of Split's return value) and that each role reaches its partners, then
 prints what the driver recomputes.
@@ -33,8 +34,12 @@ def body(comm, argv):
 def one(comm, kind, method, seed, machine):
     pat = stencil_for(comm.size)
     dense = pat.to_dense()
+    base = comm
     if kind == "stencil":
         given = pat
+    elif kind == "cart":
+        base = comm.Create_cart(MPI.Compute_dims(comm.size, 3), periods=[True] * 3, reorder=False)
+        given = tm.Pattern.from_edges(pat.senders(), pat.indices, pat.bytes, n=pat.n)
     elif kind == "root":
         given = pat if comm.rank == 0 else None
     elif kind == "dense":
@@ -54,7 +59,7 @@ def one(comm, kind, method, seed, machine):
     else:
         raise ValueError(kind)
     chosen = {} if method is None else {"method": method}
-    newcomm, info = reorder(comm, given, seed=seed, machine=machine, **chosen)
+    newcomm, info = reorder(base, given, seed=seed, machine=machine, **chosen)
     mine = int(info.new_rank[comm.rank])
     all_ok(comm, newcomm.rank == mine, "newcomm.rank == new_rank[rank]")
     translated = MPI.Group.Translate_ranks(comm.Get_group(), list(range(comm.size)), newcomm.Get_group())
@@ -74,6 +79,8 @@ def one(comm, kind, method, seed, machine):
               "before": info.before.to_dict(), "after": info.after.to_dict(), "seconds": info.seconds,
               "identity": info.identity})
     newcomm.Free()
+    if base is not comm:
+        base.Free()
 
 
 if __name__ == "__main__":

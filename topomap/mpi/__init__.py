@@ -40,11 +40,12 @@ from .loadbalance import BalanceInfo, balance
 from .profile import Profile, profile
 from .ptram import distributed_ptram, leader_nodes
 from .neighborhood import NeighborCombiner, PersistentNeighbor  # noqa: F401 - combined neighbour collectives
-from .reorder import ReorderInfo, ReorderPlan, apply_order, inverse, pattern_from_rows, plan_reorder, reorder
+from .reorder import (ReorderInfo, ReorderPlan, apply_order, inverse, pattern_from_rows, plan_reorder, reorder,
+                      with_cart_grid)
 from .runtime import MPILibrary, mpi_library, mpiexec_command
 from .collective_exec import run_collective
 
-__all__ = ["CollectiveError", "reorder", "apply_order", "plan_reorder", "pattern_from_rows", "inverse",
+__all__ = ["CollectiveError", "reorder", "apply_order", "plan_reorder", "pattern_from_rows", "with_cart_grid", "inverse",
            "ReorderInfo", "ReorderPlan", "discover_job", "gather_places", "job_allocation", "parse_hosts",
            "RankPlace", "JobAllocation", "dist_graph", "to_new", "to_old", "by_new_rank", "by_old_rank", "handover",
            "profile", "Profile", "ask_mpi", "AskMPIResult", "launcher_file", "write_launcher_file", "usage",

@@ -56,8 +56,8 @@ from ..registry import map as run_mapper
 from ._collective import CollectiveError, agree, from_root, mpi
 from .job import JobAllocation, discover_job
 
-__all__ = ["reorder", "apply_order", "plan_reorder", "pattern_from_rows", "ReorderInfo", "ReorderPlan",
-           "inverse"]
+__all__ = ["reorder", "apply_order", "plan_reorder", "pattern_from_rows", "with_cart_grid", "ReorderInfo",
+           "ReorderPlan", "inverse"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -323,6 +323,31 @@ def _gather_pattern(comm: Any, pattern: Any, root: int) -> Pattern | None:
     return pattern if comm.rank == root else None
 
 
+def with_cart_grid(pattern: Pattern, dims: Sequence[int], periods: Sequence[bool]) -> Pattern:
+    """``pattern`` with the grid of a Cartesian communicator of ``dims`` in its provenance.
+
+    MPI numbers a Cartesian communicator row-major, the last dimension
+    fastest; :func:`topomap.mappers.topdown.process_grid` reads ``dims``
+    first-fastest, so they are stored reversed.  A pattern that already has
+    a grid keeps it.  ``topdown`` (and ``auto``, through it) then splits the
+    processes by their grid coordinates where the pattern fits the grid.
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> from topomap.mappers.topdown import process_grid
+    >>> pat = tm.Pattern.from_edges([0, 1, 1, 4], [1, 0, 4, 1], [1.0, 1.0, 1.0, 1.0], n=6)
+    >>> process_grid(with_cart_grid(pat, (2, 3), (False, False)))[[0, 1, 4]].tolist()   # rank 4 is (1, 1)
+    [[0, 0], [1, 0], [1, 1]]
+    """
+    if "dims" in pattern.provenance:
+        return pattern
+    grid = {"cart_dims": [int(d) for d in dims], "dims": [int(d) for d in reversed(dims)],
+            "periodic": [bool(p) for p in reversed(periods)]}
+    return Pattern(pattern.n, pattern.indptr, pattern.indices, pattern.bytes, pattern.msgs,
+                   {**pattern.provenance, **grid})
+
+
 def apply_order(comm: Any, new_rank: Any) -> Any:
     """``comm.Split(0, key=new_rank[rank])``, checked: every rank gets ``new_rank[old rank]``.
 
@@ -394,6 +419,14 @@ def reorder(comm: Any, pattern: Any = None, *, method: str = "auto", machine: "M
     **options
         Mapper options.
 
+    Notes
+    -----
+    On a Cartesian communicator (``comm.Create_cart``) the grid travels
+    with the pattern (:func:`with_cart_grid`): ``topdown``, and ``auto``
+    through it, split the processes by their grid coordinates, which finds
+    the geometric embedding on tori where the grid's extents divide the
+    machine's.
+
     Returns
     -------
     newcomm : mpi4py.MPI.Intracomm
@@ -429,7 +462,10 @@ def reorder(comm: Any, pattern: Any = None, *, method: str = "auto", machine: "M
     t2 = time.perf_counter()
 
     def plan() -> ReorderPlan:
-        return plan_reorder(pat, job.allocation, method, seed, **options)
+        mine = pat
+        if isinstance(comm, MPI.Cartcomm) and mine is not None:
+            mine = with_cart_grid(mine, comm.dims, comm.periods)
+        return plan_reorder(mine, job.allocation, method, seed, **options)
 
     planned = from_root(comm, plan, "reorder: mapping failed", root=root)
     t3 = time.perf_counter()
