@@ -11,8 +11,9 @@ stencil's size (checked in every run).  Rows:
 * every topomap method of ``--methods`` (default: block, greedy, recursive,
   hierarchy, scotch, and topdown, topdown-graph and auto when registered);
   ``topdown`` splits by the stencil's grid (its provenance, as a Cartesian
-  application would give it), ``topdown-graph`` is topdown with
-  ``coords=None``: the traffic graph alone, which is all Scotch sees;
+  application would give it; from the ranks alone, ``rank_grid``, it is the
+  same grid), ``topdown-graph`` is topdown with ``coords=None``: the traffic
+  graph partitioned, as Scotch partitions it;
 * ``scotch_gmap (hand)``: Scotch run by hand, ``scotch_gmap -Cd -b0.03`` on
   ``torus3D K K K`` or ``tleaf 3 K 2 K 2 K 2`` (node terminals; the source
   graph ``C + C^T`` in Scotch format); process p on terminal t goes to PE

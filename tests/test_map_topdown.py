@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import topomap as tm
 from topomap import _core
-from topomap.mappers.topdown import decomposition, process_grid
+from topomap.mappers.topdown import decomposition, process_grid, rank_grid
 
 from conftest import machines
 
@@ -296,3 +296,35 @@ def test_strong_keeps_the_partitioners_mapping_where_the_grid_loses():
     tm.map(pat, alloc, method="topdown", seed=0, effort="strong", progress=seen.append)
     assert J["auto"] == J[None] < eco                      # the grid alone (eco) loses; strong kept the other
     assert seen == sorted(seen) and seen[-1] == 1.0 and any(0.4 < f < 0.6 for f in seen)
+
+
+def bare(pat):
+    return tm.Pattern.from_edges(pat.senders(), pat.indices, pat.bytes, n=pat.n)
+
+
+@pytest.mark.parametrize("pat", [
+    tm.generators.stencil_3d((12, 6, 5), points=7),
+    tm.generators.stencil_3d((6, 6, 4), points=27),
+    tm.generators.stencil_3d((5, 4, 3), points=7, periodic=True),
+    tm.generators.stencil_2d((9, 7)),
+    tm.generators.stencil_2d((7, 9), periodic=True),
+], ids=["7pt", "27pt", "periodic", "2d", "2d-periodic"])
+def test_rank_grid_finds_the_grid_of_a_bare_stencil(pat):
+    assert np.array_equal(rank_grid(bare(pat)), process_grid(pat))
+
+
+def test_rank_grid_refuses_what_is_no_grid():
+    pat = tm.generators.stencil_3d((6, 4, 4), points=7)
+    perm = np.random.default_rng(1).permutation(pat.n)
+    assert rank_grid(tm.Pattern.from_edges(perm[pat.senders()], perm[pat.indices], pat.bytes, n=pat.n)) is None
+    assert rank_grid(tm.generators.random_sparse(200, 0.05)) is None
+    assert rank_grid(bare(tm.generators.moore((8, 8), r=2))) is None              # reach 2: not nearest
+    assert rank_grid(tm.Pattern.from_edges([0], [5], [1.0], n=7)) is None         # 7 is prime: no 2-D grid, 1-D too far
+
+
+def test_a_bare_stencil_maps_as_its_grid():
+    # a profiled halo exchange carries no provenance: topdown finds the grid from the ranks
+    pat = bare(tm.generators.stencil_3d((36, 18, 18), points=7))
+    alloc = tm.machine("torus:9x9x9/16").allocate(pat.n)
+    h = hops_of(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0))
+    assert h.max() == 1 and h.sum() == block_embedding_hop_bytes((36, 18, 18), (9, 9, 9))

@@ -47,7 +47,7 @@ from ..registry import register
 from ._options import core_map, is_flag, is_int
 from .libtopomap import _geometry
 
-__all__ = ["topdown", "decomposition", "process_grid", "EFFORTS"]
+__all__ = ["topdown", "decomposition", "process_grid", "rank_grid", "EFFORTS"]
 
 _PCOORD_LIMIT = 2**20   # the core packs three coordinates into one sort key
 
@@ -158,9 +158,7 @@ def process_grid(pattern: Pattern) -> np.ndarray | None:
     if not isinstance(dims, (list, tuple)) or not 1 <= len(dims) <= 3 or math.prod(dims) != pattern.n \
             or max(dims) >= _PCOORD_LIMIT:
         return None
-    dims_a = np.asarray(dims, dtype=np.int64)
-    strides = np.concatenate([[1], np.cumprod(dims_a)[:-1]])
-    xy = (np.arange(pattern.n, dtype=np.int64)[:, None] // strides) % dims_a
+    xy = _grid_coords(pattern.n, dims)
     reach = pattern.provenance.get("r", 1)
     src, dst = pattern.senders(), pattern.indices
     for a, d in enumerate(dims):
@@ -170,13 +168,92 @@ def process_grid(pattern: Pattern) -> np.ndarray | None:
     return xy.astype(np.int32)
 
 
+def _grid_coords(n: int, dims: Any) -> np.ndarray:
+    dims_a = np.asarray(dims, dtype=np.int64)
+    strides = np.concatenate([[1], np.cumprod(dims_a)[:-1]])
+    return (np.arange(n, dtype=np.int64)[:, None] // strides) % dims_a
+
+
+def _wrapped(dims: tuple[int, ...], src: np.ndarray, dst: np.ndarray, weight: np.ndarray) -> float | None:
+    """Bytes of the messages that cross a wrap of the grid ``dims`` (ranks first-axis fastest), or None
+    if a message joins processes more than one apart on some axis."""
+    wrapped = np.zeros(src.size, dtype=bool)
+    stride = 1
+    for d in dims:
+        gap = np.abs(src // stride % d - dst // stride % d)
+        if d > 2:
+            wrapped |= gap == d - 1
+            gap = np.minimum(gap, d - gap)
+        if gap.max(initial=0) > 1:
+            return None
+        stride *= d
+    return float(weight[wrapped].sum())
+
+
+def rank_grid(pattern: Pattern) -> np.ndarray | None:
+    """Coordinates of a pattern that is a nearest-neighbour stencil of ranks numbered along a grid.
+
+    MPI codes number their processes along a Cartesian grid (``MPI_Cart_create``,
+    or ``x + X (y + Y z)`` by hand), so a profiled halo exchange is a grid
+    pattern without saying so.  The grid is found from the pattern alone:
+    its strides are among the message offsets ``|v - u|`` (plus or minus one
+    for diagonal neighbours) that divide ``n``; every 2- and 3-axis grid they
+    give (and the 1-axis one) is tested on a sample of 4096 messages and
+    then on all of them; a grid fits when every message joins processes at
+    most one apart on each axis, across the wrap where the axis has 3 or more
+    planes.  Of the fitting grids, the one whose wraps carry the fewest
+    bytes wins, then the one of fewer axes.  A pattern of more than 64
+    distinct offsets is no grid stencil (refused at once).  Axes are
+    first-fastest, as :func:`process_grid`'s; an MPI Cartesian communicator
+    of dims (d0, d1, d2) is the grid (d2, d1, d0).
+
+    Returns
+    -------
+    numpy.ndarray or None
+        int32 ``(n, d)`` coordinates, or None.
+
+    Examples
+    --------
+    >>> import topomap as tm
+    >>> from topomap.mappers.topdown import rank_grid
+    >>> gen = tm.generators.stencil_3d((6, 4, 5), points=7)
+    >>> bare = tm.Pattern.from_edges(gen.senders(), gen.indices, gen.bytes, n=gen.n)   # no provenance
+    >>> rank_grid(bare).max(axis=0).tolist()
+    [5, 3, 4]
+    >>> rank_grid(tm.generators.random_sparse(60, 0.2)) is None
+    True
+    """
+    n = pattern.n
+    if n < 4 or pattern.nnz == 0 or n >= _PCOORD_LIMIT ** 3:
+        return None
+    src, dst = pattern.senders().astype(np.int64), pattern.indices.astype(np.int64)
+    offsets = np.unique(np.abs(dst - src))
+    if offsets.size > 64:
+        return None
+    near = {int(o) + e for o in offsets for e in (-1, 0, 1)}
+    strides = sorted(s for s in near if 1 < s < n and n % s == 0)
+    grids = [(n,)] + [(x, n // x) for x in strides]
+    grids += [(x, xy // x, n // xy) for x in strides for xy in strides if xy > x and xy % x == 0 and xy < n]
+    grids = [g for g in grids if max(g) < _PCOORD_LIMIT]
+    pick = np.random.default_rng(0).choice(src.size, min(src.size, 4096), replace=False)
+    best: tuple[float, int, tuple[int, ...]] | None = None
+    for dims in grids:
+        if _wrapped(dims, src[pick], dst[pick], pattern.bytes[pick]) is None:
+            continue
+        cost = _wrapped(dims, src, dst, pattern.bytes)
+        if cost is not None and (best is None or (cost, len(dims)) < best[:2]):
+            best = (cost, len(dims), dims)
+    return None if best is None else _grid_coords(n, best[2]).astype(np.int32)
+
+
 def _process_coords(pattern: Pattern, coords: Any) -> np.ndarray | None:
     if coords is None or coords is False:
         return None
     if isinstance(coords, str):
         if coords != "auto":
             raise MappingError(f"topdown: option coords must be 'auto', None or an (n, d) array, got {coords!r}")
-        return process_grid(pattern)
+        grid = process_grid(pattern)
+        return rank_grid(pattern) if grid is None else grid
     try:
         xy = np.asarray(coords)
     except Exception as exc:  # noqa: BLE001  (whatever the object raises, the message names the option)
@@ -203,7 +280,8 @@ def _process_coords(pattern: Pattern, coords: Any) -> np.ndarray | None:
               "max_partners": (64, "swap partners tried per process (both searches)"),
               "coords": ("auto", "process coordinates (an (n, d) integer array, d <= 3) to split the processes by "
                                  "instead of the graph partitioner; 'auto': the grid of a stencil/moore "
-                                 "pattern when it fits (process_grid); None: always partition the graph"),
+                                 "pattern when it fits (process_grid), else a grid the ranks are numbered along "
+                                 "(rank_grid); None: always partition the graph"),
               "congestion_sweeps": (None, "then at most this many sweeps of the bounded search on maximum link "
                                           "congestion over the processes on the hottest links (0: none; default: "
                                           "the preset's 2, 10, 40)"),
@@ -241,7 +319,8 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
         the processes is then split by coordinates, the first or the last
         ``k`` along whichever axis gives the least cut + outside cost, in
         O(n log n) instead of a multilevel partition.  ``"auto"`` uses
-        :func:`process_grid`; None always partitions the traffic graph.
+        :func:`process_grid`, else :func:`rank_grid`; None always
+        partitions the traffic graph.
         Under ``effort="strong"`` both are run and the lower J is kept.
     congestion_sweeps : int, optional
         Sweeps of the final search on maximum link congestion (Kumar's
