@@ -86,7 +86,10 @@ def hierarchy(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: 
         Swap partners are the processes within ``depth`` hops in the
         communication graph (0: moves only).
     effort : {"fast", "eco", "strong"}
-        How much partitioning work each level gets.
+        How much partitioning work each level gets.  Above 2^17 processes
+        ``eco`` makes one multilevel run per split and one V-cycle (10^6
+        processes on a fat tree: 29 s instead of 65 s of CPU, hop-bytes
+        +0.8 %); ``strong`` does not scale down.
     tries : int
         Complete runs with seeds derived from ``seed``; the lowest J wins.
 
