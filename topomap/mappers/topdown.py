@@ -325,8 +325,8 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
     congestion_sweeps : int, optional
         Sweeps of the final search on maximum link congestion (Kumar's
         LocalOpt over the processes on the hottest links, each against at
-        most ``max_partners`` processes two traffic hops away); it never
-        raises the maximum.  0 turns it off.
+        most ``max_partners`` processes two traffic hops away or on a
+        partner's node); it never raises the maximum.  0 turns it off.
 
     Returns
     -------
