@@ -207,3 +207,9 @@ def test_launch_file_cli(tmp_path, capsys):
     assert capsys.readouterr().out.split() == ["node0", "node0", "node1", "node1"]
     assert cli_main(["launch-file", "mpich", "stencil2d:2x2", "torus:2/2", "--capacity", "2"]) == 2
     assert "MPICH_RANK_ORDER" in capsys.readouterr().err
+    # the default mapper is auto, as tm.map's: a 4 x 4 stencil gets 2 x 2 blocks per node, not block's rows
+    files = {}
+    for extra in ([], ["--method", "auto"], ["--method", "block"]):
+        assert cli_main(["launch-file", "hostfile", "stencil2d:4x4", "torus:2x2/4", *extra]) == 0
+        files[" ".join(extra)] = capsys.readouterr().out.split()
+    assert files[""] == files["--method auto"] != files["--method block"]

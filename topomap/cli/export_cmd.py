@@ -138,7 +138,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, help="what to write (a machine; required unless 'export goal')")
     p.add_argument("-o", "--output", required=True, help="output file ('-' for standard output)")
     p.add_argument("--pattern", help="pattern file or generator spec: map it (simgrid host file, dot loads)")
-    p.add_argument("--method", default="block", help="mapper for --pattern (default block)")
+    p.add_argument("--method", default="auto", help="mapper for --pattern (default auto, as tm.map)")
     p.add_argument("--list", help="grf: vertex list file (default: next to -o, suffix .vl)")
     p.add_argument("--hostfile", help="simgrid: host file (default: next to -o, suffix .hosts)")
     p.add_argument("--bandwidth", type=float, default=1.25e10, help="simgrid: bytes/s per unit of capacity")

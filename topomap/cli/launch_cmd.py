@@ -61,7 +61,8 @@ def add(sub: argparse._SubParsersAction) -> None:
                        "srun --distribution=arbitrary, or a plain host list in rank order.")
     p.add_argument("format", choices=["rankfile", "mpich", "slurm", "hostfile"], help="file format")
     add_placement_arguments(p)
-    p.add_argument("--method", default="block", help="mapper (default block)")
+    p.add_argument("--method", default="auto", help="mapper (default auto: the best of a portfolio on hop-bytes, "
+                                                    "never worse than block)")
     p.add_argument("--mapping", help="mapping file (one PE id per rank) instead of running a mapper; the job then "
                    "runs on the PEs it names, as many ranks per PE as it places there (or --capacity)")
     p.add_argument("--hosts", help="host names of nodes: a format string such as 'nid{node:05d}' or a Slurm "
