@@ -50,6 +50,10 @@ from .libtopomap import _geometry
 __all__ = ["topdown", "decomposition", "process_grid", "rank_grid", "EFFORTS"]
 
 _PCOORD_LIMIT = 2**20   # the core packs three coordinates into one sort key
+#: Up to this many processes, on machines without coordinates (trees, fat trees, dragonflies, fabrics),
+#: a grid pattern is also partitioned as a graph and the lower J kept; above, the grid alone (the
+#: partitioner costs 128 s at 10^6 where the grid costs 23 s).
+BOTH_LIMIT = 2**17
 
 #: Presets: multilevel runs per bisection, local-search sweeps, complete tries,
 #: congestion-search sweeps.
@@ -320,8 +324,10 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
         ``k`` along whichever axis gives the least cut + outside cost, in
         O(n log n) instead of a multilevel partition.  ``"auto"`` uses
         :func:`process_grid`, else :func:`rank_grid`; None always
-        partitions the traffic graph.
-        Under ``effort="strong"`` both are run and the lower J is kept.
+        partitions the traffic graph.  Under ``effort="strong"``, and on
+        machines without coordinates (trees, fat trees, dragonflies,
+        fabrics) up to :data:`BOTH_LIMIT` processes, both are run and the
+        lower J is kept.
     congestion_sweeps : int, optional
         Sweeps of the final search on maximum link congestion (Kumar's
         LocalOpt over the processes on the hottest links, each against at
@@ -366,10 +372,12 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
                         ntries=ntries, tries=tries, congestion_sweeps=congestion_sweeps, **by,
                         **_geometry(allocation))
 
-    if not grid or effort != "strong":
+    geometric = bool(_geometry(allocation))
+    if not grid or not (effort == "strong" or (not geometric and pattern.n <= BOTH_LIMIT)):
         return run(progress, **grid)
-    # strong: the partitioner too, where the grid's axis-aligned blocks are not the best shape (a stencil
-    # ten times heavier along one axis: J 0.062 by the grid, 0.048 by the partitioner x block)
+    # the partitioner too, where the grid's axis-aligned blocks are not the best shape (a stencil ten
+    # times heavier along one axis: J 0.062 by the grid, 0.048 by the partitioner x block), or where the
+    # machine has no axes to pair with the grid's (a 16x12x12 stencil on a dragonfly: 0.662 and 0.630)
     halves = [None if progress is None else (lambda f, lo=lo: progress(lo + 0.5 * f)) for lo in (0.0, 0.5)]
     by_grid, by_graph = run(halves[0], **grid), run(halves[1])
     J = [evaluate(pattern, allocation, pe).qap for pe in (by_grid, by_graph)]
