@@ -31,6 +31,7 @@
    Complexity per sweep: O(messages x route length) to find the hot
    processes, then O(hot x max_partners) tries of O((deg a + deg b) x route
    length x log links) each; memory O(n + PEs + route). */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/error.h"
@@ -154,12 +155,14 @@ static int32_t partners(cs *c, int32_t a)
 /* A PE with room on the allocation node of machine node v, or -1. */
 static int32_t alloc_node(const cs *c, int32_t u) { return c->index[node_of_proc(c, u)]; }
 
-/* Keep the node lists in step with a swap of a and b, or a move of a to node jb. */
+/* Keep the node lists in step with a swap of a and b (called after it: a now
+   sits on b's old node and takes b's slot there, and the other way round),
+   or a move of a from node ja to node jb. */
 static void swapped(cs *c, int32_t a, int32_t b)
 {
     int32_t ja = alloc_node(c, a), jb = alloc_node(c, b), t = c->pos[a];
-    c->list[c->off[ja] + c->pos[b]] = b;
-    c->list[c->off[jb] + t] = a;
+    c->list[c->off[ja] + c->pos[b]] = a;
+    c->list[c->off[jb] + t] = b;
     c->pos[a] = c->pos[b];
     c->pos[b] = t;
 }
@@ -270,6 +273,12 @@ int topomap_i_congestion_search(const topomap_machine *m, const topomap_pattern 
         warm = !improved;
         stale = c.cur.max_congestion < before ? 0 : stale + 1;
     }
+#ifndef NDEBUG /* the sanitizer build checks that the node lists followed every swap and move */
+    for (int32_t u = 0; u < n && !rc; u++) {
+        int32_t j = alloc_node(&c, u);
+        assert(c.pos[u] < c.cnt[j] && c.list[c.off[j] + c.pos[u]] == u);
+    }
+#endif
     if (!rc) memcpy(pe_of, topomap_eval_mapping(c.e), (size_t)n * sizeof *pe_of);
 cleanup:
     topomap_eval_destroy(c.e);
