@@ -618,35 +618,32 @@ static int read_order(drb *c, const topomap_topdown_options *o)
    the machine cuts the processes across the matching axis and parts stay
    boxes of the embedding's proportions (36 x 18 x 18 processes onto 9^3
    nodes: 4 x 2 x 2 blocks).  Unpaired dimensions try every axis. */
+static void insert_desc(int32_t *ext, int32_t *id, int32_t count, int32_t e, int32_t i)
+{
+    int32_t at = count;
+    for (; at > 0 && ext[at - 1] < e; at--) {
+        ext[at] = ext[at - 1];
+        id[at] = id[at - 1];
+    }
+    ext[at] = e;
+    id[at] = i;
+}
+
 static void pair_axes(drb *c)
 {
     int32_t md[TOPOMAP_I_MAXDIMS], me[TOPOMAP_I_MAXDIMS], nm = 0, pa[3], pe[3], pd = c->opt->pdims;
     for (int32_t d = 0; d < TOPOMAP_I_MAXDIMS; d++) c->pair[d] = -1;
     if (!c->opt->pcoords || !c->opt->coords) return;
-    for (int32_t d = 0; d < c->opt->ndims && d < TOPOMAP_I_MAXDIMS; d++) {
-        int32_t e = c->box[2 * d + 1], at = nm++;
-        for (; at > 0 && me[at - 1] < e; at--) {
-            me[at] = me[at - 1];
-            md[at] = md[at - 1];
-        }
-        me[at] = e;
-        md[at] = d;
-    }
+    for (int32_t d = 0; d < c->opt->ndims && d < TOPOMAP_I_MAXDIMS; d++) insert_desc(me, md, nm++, c->box[2 * d + 1], d);
     while (nm > 0 && me[nm - 1] < 2) nm--;
     for (int32_t a = 0; a < pd; a++) {
-        int32_t lo = INT32_MAX, hi = -1, at = a;
+        int32_t lo = INT32_MAX, hi = -1;
         for (int32_t u = 0; u < c->n; u++) {
             int32_t x = c->opt->pcoords[(int64_t)u * pd + a];
             lo = x < lo ? x : lo;
             hi = x > hi ? x : hi;
         }
-        int32_t e = c->n ? hi - lo + 1 : 0;
-        for (; at > 0 && pe[at - 1] < e; at--) {
-            pe[at] = pe[at - 1];
-            pa[at] = pa[at - 1];
-        }
-        pe[at] = e;
-        pa[at] = a;
+        insert_desc(pe, pa, a, c->n ? hi - lo + 1 : 0, a);
     }
     for (int32_t i = 0; i < nm && i < pd; i++) c->pair[md[i]] = pa[i];
 }

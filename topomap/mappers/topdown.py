@@ -162,14 +162,10 @@ def process_grid(pattern: Pattern) -> np.ndarray | None:
     if not isinstance(dims, (list, tuple)) or not 1 <= len(dims) <= 3 or math.prod(dims) != pattern.n \
             or max(dims) >= _PCOORD_LIMIT:
         return None
-    xy = _grid_coords(pattern.n, dims)
-    reach = pattern.provenance.get("r", 1)
-    src, dst = pattern.senders(), pattern.indices
-    for a, d in enumerate(dims):
-        gap = np.abs(xy[src, a] - xy[dst, a])
-        if np.minimum(gap, d - gap).max(initial=0) > reach:
-            return None
-    return xy.astype(np.int32)
+    src, dst = pattern.senders().astype(np.int64), pattern.indices.astype(np.int64)
+    if _wrapped(tuple(dims), src, dst, pattern.bytes, pattern.provenance.get("r", 1)) is None:
+        return None
+    return _grid_coords(pattern.n, dims).astype(np.int32)
 
 
 def _grid_coords(n: int, dims: Any) -> np.ndarray:
@@ -178,18 +174,18 @@ def _grid_coords(n: int, dims: Any) -> np.ndarray:
     return (np.arange(n, dtype=np.int64)[:, None] // strides) % dims_a
 
 
-def _wrapped(dims: tuple[int, ...], src: np.ndarray, dst: np.ndarray, weight: np.ndarray) -> float | None:
+def _wrapped(dims: tuple[int, ...], src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
+             reach: int = 1) -> float | None:
     """Bytes of the messages that cross a wrap of the grid ``dims`` (ranks first-axis fastest), or None
-    if a message joins processes more than one apart on some axis."""
+    if a message joins processes more than ``reach`` apart on some axis (across the wrap if shorter)."""
     wrapped = np.zeros(src.size, dtype=bool)
     stride = 1
     for d in dims:
         gap = np.abs(src // stride % d - dst // stride % d)
-        if d > 2:
-            wrapped |= gap == d - 1
-            gap = np.minimum(gap, d - gap)
-        if gap.max(initial=0) > 1:
+        near = np.minimum(gap, d - gap)
+        if near.max(initial=0) > reach:
             return None
+        wrapped |= near < gap
         stride *= d
     return float(weight[wrapped].sum())
 

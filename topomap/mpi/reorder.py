@@ -39,7 +39,7 @@ True
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -344,8 +344,7 @@ def with_cart_grid(pattern: Pattern, dims: Sequence[int], periods: Sequence[bool
         return pattern
     grid = {"cart_dims": [int(d) for d in dims], "dims": [int(d) for d in reversed(dims)],
             "periodic": [bool(p) for p in reversed(periods)]}
-    return Pattern(pattern.n, pattern.indptr, pattern.indices, pattern.bytes, pattern.msgs,
-                   {**pattern.provenance, **grid})
+    return replace(pattern, provenance={**pattern.provenance, **grid})
 
 
 def apply_order(comm: Any, new_rank: Any) -> Any:
