@@ -41,6 +41,8 @@ CASES8 = [
     {"name": "node_leaders", "hosts": "a*2,b*2,c*2,d*2", "pattern": [8, 4], "capacity": 4, "leaders": "node",
      "plateau": True},
     {"name": "gpc8", "machine": "gpc/8", "n": 512, "policy": "random", "pattern": [32, 16], "seed": 2},
+    {"name": "gpc8_candidates", "machine": "gpc/8", "n": 512, "policy": "random", "pattern": [32, 16],
+     "candidates": 4, "plateau": True},
 ]
 
 
@@ -54,7 +56,7 @@ def serial(case: dict, out: dict):
     assert out["pes"] == alloc.pes.tolist()
     return run_ptram(pat, alloc, seed=case.get("seed", 0), capacity=case.get("capacity", 1),
                      partition=case.get("partition", True), plateau=case.get("plateau", False),
-                     rounds=case.get("rounds", 10))
+                     rounds=case.get("rounds", 10), candidates=case.get("candidates"))
 
 
 def assert_equal(out: dict, ref) -> None:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import topomap as tm
 from topomap import MappingError
-from topomap.mappers.ptram import DEFAULT_K, run_ptram
+from topomap.mappers.ptram import DEFAULT_CANDIDATES, DEFAULT_K, EXHAUSTIVE_NODES, run_ptram
 
 from conftest import machines
 
@@ -94,8 +94,33 @@ class Ref:
             return self.used(where, j) == 0 and self.sizes[p] <= self.slots[j] and self.placeable(where, p, j)
         return self.used(where, j) + self.sizes[p] <= self.slots[j]
 
-    def greedy(self):
-        """Alg. 3.1: returns the placement order and the node of every unit."""
+    def nearest_free(self, where, p, limit):
+        """The first `limit` free nodes a breadth-first search of the network reaches from the nodes of
+        p's placed neighbours (in unit order), the links' ends in link-id order; sorted."""
+        links = self.m.links()
+        adj = defaultdict(list)
+        for a, b in zip(links["src"].tolist(), links["dst"].tolist()):
+            adj[a].append(b)
+            adj[b].append(a)
+        queue = []
+        for r in range(len(where)):
+            if where[r] is not None and self.W[p, r] > 0 and self.nodes[where[r]] not in queue:
+                queue.append(self.nodes[where[r]])
+        seen, found = set(queue), []
+        for v in queue:                    # grows while it is read
+            if len(found) == limit:
+                break
+            if v in self.nodes and self.free(where, p, self.nodes.index(v)):
+                found.append(self.nodes.index(v))
+            for w in adj[v]:
+                if w not in seen:
+                    seen.add(w)
+                    queue.append(w)
+        return sorted(found)
+
+    def greedy(self, limit=0):
+        """Alg. 3.1: returns the placement order and the node of every unit; with `limit` > 0, only
+        that many free nodes nearest the placed neighbours are scored."""
         nu = len(self.sizes)
         where, order = [None] * nu, []
         for step in range(nu):
@@ -114,6 +139,8 @@ class Ref:
                 target = candidates[0]
             else:
                 target, score = None, 0.0
+                if 0 < limit < len(self.nodes):
+                    candidates = self.nearest_free(where, p, limit) or candidates[:1]
                 for j in candidates:
                     where[p] = j
                     h = self.metrics(where)[1]
@@ -199,14 +226,15 @@ def ptram_cases(draw):
     return m, tm.Pattern.from_dense(dense), alloc, capacity, draw(st.booleans())
 
 
-@given(ptram_cases(), st.integers(0, 3), st.integers(1, 3), st.booleans())
-def test_greedy_and_refinement_match_the_reference_step_by_step(case, rounds, k, plateau):
+@given(ptram_cases(), st.integers(0, 3), st.integers(1, 3), st.booleans(), st.sampled_from([None, 0, 1, 2, 3]))
+def test_greedy_and_refinement_match_the_reference_step_by_step(case, rounds, k, plateau, candidates):
     m, pat, alloc, capacity, partition = case
-    res = run_ptram(pat, alloc, seed=3, capacity=capacity, rounds=rounds, k=k, partition=partition, plateau=plateau)
+    res = run_ptram(pat, alloc, seed=3, capacity=capacity, rounds=rounds, k=k, partition=partition, plateau=plateau,
+                    candidates=candidates)
     nu = len(res.order)
     sizes = np.bincount(res.group, minlength=nu)
     ref = Ref(m, alloc, capacity, units_of(pat, res.group, nu), sizes, partition)
-    order, where = ref.greedy()
+    order, where = ref.greedy(candidates or 0)
     assert res.order.tolist() == order
     final, mcs = ref.refine(where, rounds, k, plateau)
     assert res.unit_node.tolist() == final
@@ -372,6 +400,8 @@ def test_progress_reports_and_cancellation_leaves_a_clean_state():
     ({"rounds": -1}, "rounds = -1"),
     ({"partition": 2}, "partition = 2"),
     ({"plateau": "yes"}, "plateau = 'yes'"),
+    ({"candidates": -1}, "candidates = -1"),
+    ({"candidates": 2.5}, "candidates = 2.5"),
 ])
 def test_bad_options_name_the_option(options, message):
     alloc = tm.machine("torus:2x2/2").allocate(8)
@@ -379,8 +409,19 @@ def test_bad_options_name_the_option(options, message):
         tm.map(tm.generators.stencil_2d((4, 2)), alloc, method="ptram", **options)
 
 
+def test_candidates_default_bounds_the_greedy_only_on_large_allocations():
+    """Above EXHAUSTIVE_NODES nodes the default scores the DEFAULT_CANDIDATES free nodes nearest the
+    placed neighbours (below, every free node: the reference test above)."""
+    large = tm.machine("torus:17x17x17/1").allocate(4913)
+    pat = tm.generators.stencil_3d((17, 17, 17))
+    auto = run_ptram(pat, large, rounds=0)
+    assert np.array_equal(auto.unit_node, run_ptram(pat, large, rounds=0, candidates=DEFAULT_CANDIDATES).unit_node)
+    assert not np.array_equal(auto.unit_node, run_ptram(pat, large, rounds=0, candidates=1).unit_node)
+    assert EXHAUSTIVE_NODES == 4096
+
+
 def test_registered_with_its_options():
     info = tm.methods()["ptram"]
-    assert set(info.options) == {"weights", "k", "rounds", "partition", "plateau"}
+    assert set(info.options) == {"weights", "k", "rounds", "partition", "plateau", "candidates"}
     assert info.options["k"][0] == DEFAULT_K and info.options["rounds"][0] == 10
     assert "3.3" in info.source

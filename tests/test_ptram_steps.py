@@ -75,6 +75,7 @@ CASES = [
     ("fattree:k=4,levels=3/2", 64, "random", (8, 8), dict(seed=4)),
     ("torus:4x4x2/2", 64, "fragmented", (8, 8), dict(partition=0, plateau=1)),
     ("torus:3x3/4", 30, "contiguous", (6, 5), dict(rounds=3)),      # unequal last node
+    ("torus:4x4x2/1", 32, "random", (8, 4), dict(candidates=2, plateau=1)),
 ]
 
 
@@ -84,7 +85,7 @@ def test_simulated_leaders_equal_serial(spec, n, policy, shape, opt, nleaders):
     alloc = tm.machine(spec).allocate(n, policy=policy, seed=1)
     pat = tm.generators.stencil_2d(shape, weights=(1, 3))
     ref = run_ptram(pat, alloc, seed=opt.get("seed", 0), partition=bool(opt.get("partition", 1)),
-                    plateau=bool(opt.get("plateau", 0)), rounds=opt.get("rounds", 10))
+                    plateau=bool(opt.get("plateau", 0)), rounds=opt.get("rounds", 10), candidates=opt.get("candidates"))
     N = len(set(alloc.machine.node_of(alloc.pes).tolist()))
     owners = np.arange(N) % nleaders
     assert_same(simulate(pat, alloc, owners, **opt), ref)

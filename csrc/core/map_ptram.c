@@ -44,6 +44,18 @@
      (the other swaps rarely still lower the maximum), so it is not offered.
    - Comparisons use a relative tie tolerance of 1e-10 so that round-off in
      running sums never chooses between equivalent nodes.
+   - Candidates (not in the thesis): scoring every free node is U x N
+     tries, over 9 minutes at 10^6 processes (62,500 nodes).  Above
+     TOPOMAP_PTRAM_EXHAUSTIVE_NODES allocation nodes the greedy scores only
+     the TOPOMAP_PTRAM_DEFAULT_CANDIDATES free nodes a breadth-first search
+     of the network reaches first from the unit's placed neighbours' nodes:
+     where the thesis's choice lands in practice, since the hop-bytes term
+     grows with the distance to them.  On the 72x36x36 stencil onto
+     torus:18x18x18/16 (6,250 nodes), 32 candidates gave hop-bytes 0.275 and
+     max congestion 0.293 x block in 2.2 s of CPU, every node 0.281 and
+     0.319 in 106 s; 8 / 16 / 64 candidates 0.296 / 0.291 / 0.268 hop-bytes;
+     at 10^6 processes 64 took 37 s, 32 took 28 s
+     (benchmarks/bench_mappers_scaling.py).
 */
 #include <math.h>
 #include <stdlib.h>
@@ -59,6 +71,8 @@
 /* Work units (messages re-routed by a try) between two progress checks:
    about 5-10 ms. */
 #define CHECK_EVERY (1 << 15)
+/* Units per block of the greedy's scan for the next unit. */
+#define SCAN_BLOCK 256
 
 /* a is lower than b beyond round-off */
 static int below(double a, double b) { return a < b - TIE_REL * fmax(fabs(a), fabs(b)); }
@@ -135,7 +149,16 @@ struct topomap_ptram_state {
     /* greedy: A (B) = traffic with placed (unplaced) units, placed neighbours */
     double *A, *B;
     int32_t *nplaced, *order, step, pending;
+    /* per block of SCAN_BLOCK units: upper bounds of A and B over its
+       unplaced units, and how many are unplaced */
+    double *bmaxA, *bmaxB;
+    int32_t *bleft, nblocks;
     unsigned char *admit;
+    /* greedy candidates (cand_limit > 0): the network as an undirected
+       graph, the BFS's stamps and queue, each vertex's allocation node */
+    int32_t cand_limit, ncand, bfs_stamp;
+    int64_t *vxadj;
+    int32_t *vadj, *vstamp, *vqueue, *vnode, *cand, *cmark;
     /* refinement */
     int32_t *knn, *start, *members;
     unsigned char *have;
@@ -317,6 +340,47 @@ static int better(const topomap_ptram_try *t, const topomap_ptram_try *kept)
     return below(t->mc, kept->mc) || (!below(kept->mc, t->mc) && below(t->hot, kept->hot));
 }
 
+/* The network as an undirected graph of vertices (both directions of a
+   link kept; the BFS skips what it has seen) and each vertex's allocation
+   node, for the candidate search. */
+static int build_network(ptram *s)
+{
+    const topomap_machine *m = s->m;
+    int32_t V = topomap_machine_nvertices(m), L = topomap_machine_nlinks(m), a, b;
+    int64_t *at = malloc(((size_t)V + 1) * sizeof *at);
+    s->vxadj = calloc((size_t)V + 1, sizeof *s->vxadj);
+    s->vstamp = calloc((size_t)V, sizeof *s->vstamp);
+    s->vqueue = malloc((size_t)V * sizeof *s->vqueue);
+    s->vnode = malloc((size_t)V * sizeof *s->vnode);
+    s->cand = malloc((size_t)s->N * sizeof *s->cand);
+    s->cmark = calloc((size_t)s->N, sizeof *s->cmark);
+    if (!at || !s->vxadj || !s->vstamp || !s->vqueue || !s->vnode || !s->cand || !s->cmark) {
+        free(at);
+        return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
+    }
+    for (int32_t l = 0; l < L; l++)
+        if (topomap_machine_link_exists(m, l) && !topomap_machine_link_ends(m, l, &a, &b)) {
+            s->vxadj[a + 1]++;
+            s->vxadj[b + 1]++;
+        }
+    for (int32_t v = 0; v < V; v++) s->vxadj[v + 1] += s->vxadj[v];
+    s->vadj = malloc((size_t)s->vxadj[V] * sizeof *s->vadj + 1);
+    if (!s->vadj) {
+        free(at);
+        return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
+    }
+    memcpy(at, s->vxadj, ((size_t)V + 1) * sizeof *at);
+    for (int32_t l = 0; l < L; l++)
+        if (topomap_machine_link_exists(m, l) && !topomap_machine_link_ends(m, l, &a, &b)) {
+            s->vadj[at[a]++] = b;
+            s->vadj[at[b]++] = a;
+        }
+    free(at);
+    for (int32_t v = 0; v < V; v++) s->vnode[v] = -1;
+    for (int32_t j = 0; j < s->N; j++) s->vnode[s->an->node[j]] = j;
+    return TOPOMAP_OK;
+}
+
 void topomap_ptram_options_init(topomap_ptram_options *opt)
 {
     *opt = (topomap_ptram_options){0};
@@ -324,6 +388,7 @@ void topomap_ptram_options_init(topomap_ptram_options *opt)
     opt->k = TOPOMAP_PTRAM_DEFAULT_K;
     opt->rounds = 10;
     opt->partition = 1;
+    opt->candidates = -1;
 }
 
 static int check_options(const topomap_ptram_options *o)
@@ -334,6 +399,9 @@ static int check_options(const topomap_ptram_options *o)
                                   o->weights[i]);
     if (o->k < 1) return topomap_i_fail(TOPOMAP_EINVAL, "ptram option k = %d must be >= 1", (int)o->k);
     if (o->rounds < 0) return topomap_i_fail(TOPOMAP_EINVAL, "ptram option rounds = %d must be >= 0", (int)o->rounds);
+    if (o->candidates < -1)
+        return topomap_i_fail(TOPOMAP_EINVAL, "ptram option candidates = %d must be -1 (auto), 0 (every free node) "
+                              "or a count >= 1", (int)o->candidates);
     if (o->partition != 0 && o->partition != 1)
         return topomap_i_fail(TOPOMAP_EINVAL, "ptram option partition = %d must be 0 or 1", (int)o->partition);
     if (o->plateau != 0 && o->plateau != 1)
@@ -433,6 +501,9 @@ int topomap_ptram_begin(const topomap_machine *m, const topomap_pattern *p, cons
     s->plateau = opt->plateau;
     s->rounds = opt->rounds;
     s->kk = opt->k < s->N - 1 ? opt->k : s->N - 1;
+    s->cand_limit = opt->candidates < 0 ? (s->N <= TOPOMAP_PTRAM_EXHAUSTIVE_NODES ? 0 : TOPOMAP_PTRAM_DEFAULT_CANDIDATES)
+                                        : opt->candidates;
+    if (s->cand_limit >= s->N) s->cand_limit = 0;
     s->pending = -1;
     s->pg = (progress){opt->run.progress, opt->run.progress_ctx, 0, opt->partition ? 0.1 : 0, 0, 0, CHECK_EVERY};
     int64_t nnz = p->indptr[n], total = 0;
@@ -489,6 +560,10 @@ int topomap_ptram_begin(const topomap_machine *m, const topomap_pattern *p, cons
     s->nplaced = alloc_n((size_t)nu, sizeof *s->nplaced, &failed);
     s->order = alloc_n((size_t)nu, sizeof *s->order, &failed);
     s->admit = alloc_n((size_t)N + 1, 1, &failed);
+    s->nblocks = (nu + SCAN_BLOCK - 1) / SCAN_BLOCK;
+    s->bmaxA = alloc_n((size_t)s->nblocks, sizeof *s->bmaxA, &failed);
+    s->bmaxB = alloc_n((size_t)s->nblocks, sizeof *s->bmaxB, &failed);
+    s->bleft = alloc_n((size_t)s->nblocks, sizeof *s->bleft, &failed);
     s->knn = alloc_n((size_t)N * s->kk, sizeof *s->knn, &failed);
     s->have = alloc_n((size_t)N, 1, &failed);
     s->buf = alloc_n((size_t)N, sizeof *s->buf, &failed);
@@ -507,10 +582,14 @@ int topomap_ptram_begin(const topomap_machine *m, const topomap_pattern *p, cons
     if (!rc) rc = topomap_ugraph_from_pattern(&s->q, s->xadj, s->adj, s->wgt);
     if (!rc && s->partition) rc = build_classes(s);
     if (!rc && s->partition) rc = check_placeable(s);
+    if (!rc && s->cand_limit) rc = build_network(s);
     if (!rc) rc = topomap_eval_create(m, &s->q, s->unit_pe, opt->weights, &s->e);
     if (rc) goto cleanup;
-    for (int32_t u = 0; u < nu; u++)
+    for (int32_t u = 0; u < nu; u++) {
         for (int64_t t = s->xadj[u]; t < s->xadj[u + 1]; t++) s->B[u] += s->wgt[t];
+        s->bleft[u / SCAN_BLOCK]++;
+        s->bmaxB[u / SCAN_BLOCK] = fmax(s->bmaxB[u / SCAN_BLOCK], s->B[u]);
+    }
     s->pg.lo = s->pg.fraction = opt->partition ? 0.1 : 0;
     s->pg.hi = 0.9;
     if (!nu) greedy_done(s);
@@ -535,6 +614,47 @@ static int is_free(const ptram *s, int32_t p, int32_t j)
                         : s->used[j] + s->size[p] <= s->an->slots[j];
 }
 
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* cand[0..ncand) = the first cand_limit free nodes for the pending unit p
+   that a breadth-first search of the network from all its placed
+   neighbours' nodes at once reaches (the nodes fewest hops from one of
+   them), in node order; marked in cmark with the step. */
+static void find_candidates(ptram *s, int32_t p)
+{
+    int32_t stamp = ++s->bfs_stamp, head = 0, tail = 0, c = 0, limit = s->cand_limit;
+    for (int64_t t = s->xadj[p]; t < s->xadj[p + 1]; t++) {
+        int32_t j = s->unit_node[s->adj[t]];
+        if (j < 0) continue;
+        int32_t v = s->an->node[j];
+        if (s->vstamp[v] != stamp) {
+            s->vstamp[v] = stamp;
+            s->vqueue[tail++] = v;
+        }
+    }
+    while (head < tail && c < limit) {
+        int32_t v = s->vqueue[head++], j = s->vnode[v];
+        if (j >= 0 && is_free(s, p, j)) s->cand[c++] = j;
+        for (int64_t e = s->vxadj[v]; e < s->vxadj[v + 1]; e++)
+            if (s->vstamp[s->vadj[e]] != stamp) {
+                s->vstamp[s->vadj[e]] = stamp;
+                s->vqueue[tail++] = s->vadj[e];
+            }
+    }
+    for (int32_t j = 0; j < s->N && !c; j++) /* none reachable: the network is cut; the first free node */
+        if (is_free(s, p, j)) s->cand[c++] = j;
+    qsort(s->cand, (size_t)c, sizeof *s->cand, cmp_i32);
+    for (int32_t i = 0; i < c; i++) s->cmark[s->cand[i]] = s->step + 1;
+    s->ncand = c;
+}
+
+/* Is node j scored for the pending unit? */
+static int scored(const ptram *s, int32_t j) { return !s->cand_limit || s->cmark[j] == s->step + 1; }
+
 static int check_pending(const ptram *s, int32_t unit, const char *step)
 {
     if (s->pending < 0 || unit != s->pending)
@@ -556,18 +676,32 @@ int topomap_ptram_greedy_next(topomap_ptram_state *s, int32_t *unit, int *needs_
     if (s->step == s->nu) return TOPOMAP_OK;
     double alpha = 1.0 / (double)(s->step + 1), best = 0;
     int32_t p = -1;
-    for (int32_t u = 0; u < s->nu; u++) {
-        if (s->unit_node[u] >= 0) continue;
-        double d = s->A[u] + alpha * s->B[u];
-        if (p < 0 || below(best, d)) {
-            p = u;
-            best = d;
+    /* The scan in unit order, skipping a block none of whose deltas can
+       pass `best`: below() grows with its second argument and rounding is
+       monotonic, so maxA + alpha maxB bounds them; the scanned blocks'
+       bounds are tightened on the way. */
+    for (int32_t b = 0; b < s->nblocks; b++) {
+        if (!s->bleft[b] || (p >= 0 && !below(best, s->bmaxA[b] + alpha * s->bmaxB[b]))) continue;
+        int32_t end = (b + 1) * SCAN_BLOCK < s->nu ? (b + 1) * SCAN_BLOCK : s->nu;
+        double ma = 0, mb = 0;
+        for (int32_t u = b * SCAN_BLOCK; u < end; u++) {
+            if (s->unit_node[u] >= 0) continue;
+            double d = s->A[u] + alpha * s->B[u];
+            ma = fmax(ma, s->A[u]);
+            mb = fmax(mb, s->B[u]);
+            if (p < 0 || below(best, d)) {
+                p = u;
+                best = d;
+            }
         }
+        s->bmaxA[b] = ma;
+        s->bmaxB[b] = mb;
     }
     if (s->partition) admissible(s, s->unit_cls[p], s->admit);
     s->pending = p;
     *unit = p;
     *needs_scores = s->nplaced[p] > 0;
+    if (*needs_scores && s->cand_limit) find_candidates(s, p);
     return TOPOMAP_OK;
 }
 
@@ -585,7 +719,7 @@ int topomap_ptram_greedy_score(topomap_ptram_state *s, int32_t unit, const int32
     for (int32_t i = 0; i < count; i++) {
         int32_t j = nodes[i];
         score[i] = NAN;
-        if (!is_free(s, unit, j)) continue;
+        if (!is_free(s, unit, j) || !scored(s, j)) continue;
         topomap_metrics mt;
         rc = topomap_eval_try_move(s->e, unit, s->an->first_pe[j], &mt);
         if (!rc) rc = tick(&s->pg, 1 + degree(s, unit), done);
@@ -604,9 +738,10 @@ int topomap_ptram_greedy_place(topomap_ptram_state *s, int32_t p, const double *
     if (s->nplaced[p] && !score)
         return topomap_i_fail(TOPOMAP_EINVAL, "ptram greedy_place: unit %d has placed neighbours and needs scores",
                               (int)p);
-    int32_t target = -1;
+    int32_t target = -1, bounded = s->nplaced[p] && s->cand_limit, count = bounded ? s->ncand : s->N;
     double best = 0;
-    for (int32_t j = 0; j < s->N; j++) {
+    for (int32_t i = 0; i < count; i++) {
+        int32_t j = bounded ? s->cand[i] : i;
         if (!is_free(s, p, j)) continue;
         if (!s->nplaced[p]) {
             target = j;
@@ -627,11 +762,13 @@ int topomap_ptram_greedy_place(topomap_ptram_state *s, int32_t p, const double *
     if (rc) return rc;
     s->order[s->step++] = p;
     s->pending = -1;
+    s->bleft[p / SCAN_BLOCK]--;
     for (int64_t t = s->xadj[p]; t < s->xadj[p + 1]; t++) {
         int32_t r = s->adj[t];
         s->A[r] += s->wgt[t];
         s->B[r] -= s->wgt[t];
         s->nplaced[r]++;
+        s->bmaxA[r / SCAN_BLOCK] = fmax(s->bmaxA[r / SCAN_BLOCK], s->A[r]);
     }
     if (s->step == s->nu) greedy_done(s);
     return TOPOMAP_OK;
@@ -783,7 +920,8 @@ void topomap_ptram_end(topomap_ptram_state *s)
                      s->xadj, s->adj, s->wgt, s->size, s->unit_node, s->unit_pe, s->used, s->cls_val,
                      s->node_cls, s->unit_cls, s->free_cnt, s->left_cnt, s->suffix_n, s->suffix_u, s->route,
                      s->A, s->B, s->nplaced, s->order, s->admit, s->knn, s->have, s->buf, s->start,
-                     s->members, s->round_mc};
+                     s->members, s->round_mc, s->vxadj, s->vadj, s->vstamp, s->vqueue, s->vnode, s->cand,
+                     s->cmark, s->bmaxA, s->bmaxB, s->bleft};
     for (size_t i = 0; i < sizeof owned / sizeof *owned; i++) free(owned[i]);
     topomap_alloc_nodes_destroy(s->an);
     free(s);
@@ -795,12 +933,13 @@ int topomap_map_ptram(const topomap_machine *m, const topomap_pattern *p, const 
 {
     topomap_ptram_state *s = NULL;
     int32_t *nodes = NULL;
-    double *score = NULL;
+    double *score = NULL, *part = NULL;
     topomap_ptram_try *kept = NULL;
     int rc = topomap_ptram_begin(m, p, alloc, nalloc, capacity, opt, NULL, &s), failed = 0, go_on = 1, needs;
     if (rc) goto cleanup;
     nodes = alloc_n((size_t)s->N, sizeof *nodes, &failed);
     score = alloc_n((size_t)s->N, sizeof *score, &failed);
+    part = alloc_n((size_t)s->N, sizeof *part, &failed);
     kept = alloc_n((size_t)s->N, sizeof *kept, &failed);
     if (failed) {
         rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
@@ -808,7 +947,12 @@ int topomap_map_ptram(const topomap_machine *m, const topomap_pattern *p, const 
     }
     for (int32_t j = 0; j < s->N; j++) nodes[j] = j;
     for (int32_t u; !(rc = topomap_ptram_greedy_next(s, &u, &needs)) && u >= 0;) {
-        if (needs) rc = topomap_ptram_greedy_score(s, u, nodes, s->N, score);
+        if (needs && s->cand_limit) { /* only the candidates are read */
+            rc = topomap_ptram_greedy_score(s, u, s->cand, s->ncand, part);
+            for (int32_t i = 0; i < s->ncand; i++) score[s->cand[i]] = part[i];
+        } else if (needs) {
+            rc = topomap_ptram_greedy_score(s, u, nodes, s->N, score);
+        }
         if (!rc) rc = topomap_ptram_greedy_place(s, u, needs ? score : NULL);
         if (rc) goto cleanup;
     }
@@ -821,6 +965,7 @@ cleanup:
     topomap_ptram_end(s);
     free(nodes);
     free(score);
+    free(part);
     free(kept);
     return rc;
 }

@@ -21,7 +21,8 @@ static PyObject *trace_dict(const topomap_ptram_trace *t, npy_intp n)
                          t->greedy_hybrid, "seconds", t->seconds[0], t->seconds[1], t->seconds[2]);
 }
 
-static int options_of(PyObject *wo, long k, long rounds, long partition, long plateau, topomap_ptram_options *opt)
+static int options_of(PyObject *wo, long k, long rounds, long partition, long plateau, long candidates,
+                      topomap_ptram_options *opt)
 {
     topomap_ptram_options_init(opt);
     double wbuf[4];
@@ -33,6 +34,7 @@ static int options_of(PyObject *wo, long k, long rounds, long partition, long pl
     opt->rounds = rounds < INT32_MIN ? INT32_MIN : rounds > INT32_MAX ? INT32_MAX : (int32_t)rounds;
     opt->partition = partition == 0 || partition == 1 ? (int32_t)partition : -1;
     opt->plateau = plateau == 0 || plateau == 1 ? (int32_t)plateau : -1;
+    opt->candidates = candidates < INT32_MIN ? INT32_MIN : candidates > INT32_MAX ? INT32_MAX : (int32_t)candidates;
     return 0;
 }
 
@@ -40,17 +42,17 @@ PyObject *pytopomap_map_ptram(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"machine", "indptr", "indices", "bytes", "alloc", "capacity", "seed", "weights",
-                             "k", "rounds", "partition", "plateau", "progress", "trace", NULL};
+                             "k", "rounds", "partition", "plateau", "candidates", "progress", "trace", NULL};
     PyObject *mo, *ip, *ix, *by, *ao, *wo = Py_None, *po = Py_None;
-    long capacity, k = TOPOMAP_PTRAM_DEFAULT_K, rounds = 10, partition = 1, plateau = 0;
+    long capacity, k = TOPOMAP_PTRAM_DEFAULT_K, rounds = 10, partition = 1, plateau = 0, candidates = -1;
     unsigned long long seed = 0;
     int want_trace = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOllllOp", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed,
-                                     &wo, &k, &rounds, &partition, &plateau, &po, &want_trace))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOlllllOp", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed,
+                                     &wo, &k, &rounds, &partition, &plateau, &candidates, &po, &want_trace))
         return NULL;
     if (pytopomap_progress_check(po)) return NULL;
     topomap_ptram_options opt;
-    if (options_of(wo, k, rounds, partition, plateau, &opt)) return NULL;
+    if (options_of(wo, k, rounds, partition, plateau, candidates, &opt)) return NULL;
     pytopomap_map_call c;
     topomap_ptram_trace tr = {0};
     PyObject *out = NULL, *res = NULL;
@@ -356,12 +358,12 @@ PyObject *pytopomap_ptram_state(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"machine", "indptr", "indices", "bytes", "alloc", "capacity", "seed", "weights",
-                             "k", "rounds", "partition", "plateau", "group", NULL};
+                             "k", "rounds", "partition", "plateau", "candidates", "group", NULL};
     PyObject *mo, *ip, *ix, *by, *ao, *wo = Py_None, *go = Py_None;
-    long capacity, k = TOPOMAP_PTRAM_DEFAULT_K, rounds = 10, partition = 1, plateau = 0;
+    long capacity, k = TOPOMAP_PTRAM_DEFAULT_K, rounds = 10, partition = 1, plateau = 0, candidates = -1;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOllllO", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed,
-                                     &wo, &k, &rounds, &partition, &plateau, &go))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOlllllO", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed,
+                                     &wo, &k, &rounds, &partition, &plateau, &candidates, &go))
         return NULL;
     if (PyType_Ready(&PyPtramState_Type) < 0) return NULL;
     if (capacity < 1 || capacity > INT32_MAX) {
@@ -369,7 +371,7 @@ PyObject *pytopomap_ptram_state(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     topomap_ptram_options opt;
-    if (options_of(wo, k, rounds, partition, plateau, &opt)) return NULL;
+    if (options_of(wo, k, rounds, partition, plateau, candidates, &opt)) return NULL;
     opt.run.seed = (uint64_t)seed;
     PyPtramState *obj = PyObject_New(PyPtramState, &PyPtramState_Type);
     if (!obj) return NULL;

@@ -2,7 +2,7 @@
    driven with the nodes split among 1..5 simulated leaders, each with its
    own state and in different interleavings, give exactly topomap_map_ptram's
    pe_of and trace, on a torus, a tree and a fat tree, partition and plateau
-   on and off, with partially used (unequal) nodes. */
+   on and off, every candidate bound, with partially used (unequal) nodes. */
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/topomap.h"
@@ -136,6 +136,7 @@ static void test_case(const topomap_machine *m, uint64_t seed)
             opt.partition = partition;
             opt.plateau = plateau;
             opt.k = 1 + (int32_t)topomap_rng_below(&r, 4);
+            opt.candidates = (int32_t)topomap_rng_below(&r, 4) - 1; /* auto, every node, 1 or 2 */
             run_out ref, outs[MAXL];
             out_init(&ref, n, opt.rounds);
             opt.trace = &ref.tr;
@@ -168,6 +169,10 @@ static void test_misuse(const topomap_machine *m)
     topomap_ptram_options_init(&opt);
     topomap_ptram_state *st = NULL;
     CHECK(topomap_ptram_begin(m, &p, alloc, 4, 1, &opt, bad_group, &st) == TOPOMAP_EINVAL && !st);
+    opt.candidates = -2;
+    CHECK(topomap_ptram_begin(m, &p, alloc, 4, 1, &opt, NULL, &st) == TOPOMAP_EINVAL && !st);
+    CHECK(strstr(topomap_last_error(), "candidates = -2"));
+    opt.candidates = -1;
     CHECK(topomap_ptram_begin(m, &p, alloc, 4, 1, &opt, NULL, &st) == 0);
     int go;
     int32_t unit, node = 99, pe_of[4];

@@ -1,7 +1,7 @@
 """distributed_ptram under mpiexec: usage: prog_ptram.py JSON  (a list of cases)
 
 A case: {"name", "machine", "n", "policy", "pattern": [nx, ny] (stencil_2d, weights 1,3), "seed",
-"partition", "plateau", "rounds", "capacity", "leaders", "hosts"?}.  Every rank checks it got the same
+"partition", "plateau", "rounds", "capacity", "leaders", "candidates", "hosts"?}.  Every rank checks it got the same
 result; rank 0 prints it.  Special names: "cancel" (rank 1's progress returns True past 50%),
 "interrupt" (rank 1's progress raises KeyboardInterrupt, as Ctrl-C would), "raise" (rank 2's progress
 raises ValueError), "mismatch" (rank 2 passes another pattern), "root_only" (the pattern and the allocation on rank 0 only); for these every
@@ -29,7 +29,8 @@ def inputs(comm, case):
 
 def options(case):
     return dict(seed=case.get("seed", 0), capacity=case.get("capacity", 1), partition=case.get("partition", True),
-                plateau=case.get("plateau", False), rounds=case.get("rounds", 10), leaders=case.get("leaders"))
+                plateau=case.get("plateau", False), rounds=case.get("rounds", 10), leaders=case.get("leaders"),
+                candidates=case.get("candidates"))
 
 
 def interrupt(fraction):

@@ -39,12 +39,17 @@ from ..pattern import Pattern
 from ..registry import register
 from ._options import core_map, is_int
 
-__all__ = ["ptram", "run_ptram", "PtramResult", "DEFAULT_K"]
+__all__ = ["ptram", "run_ptram", "PtramResult", "DEFAULT_K", "EXHAUSTIVE_NODES", "DEFAULT_CANDIDATES"]
 
 #: Refinement radius used when ``k`` is not given (the thesis gives none;
 #: chosen with ``benchmarks/bench_ptram.py --sweep-k``); the C core's
 #: TOPOMAP_PTRAM_DEFAULT_K.
 DEFAULT_K = 8
+#: ``candidates=None`` scores every free node (the thesis) up to this many allocation nodes and
+#: ``DEFAULT_CANDIDATES`` nodes per unit above (the C core's TOPOMAP_PTRAM_EXHAUSTIVE_NODES and
+#: TOPOMAP_PTRAM_DEFAULT_CANDIDATES): scoring every node makes the greedy step O(nodes^2) tries.
+EXHAUSTIVE_NODES = 4096
+DEFAULT_CANDIDATES = 32
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ class PtramResult:
     seconds: dict
 
 
-def _check_options(weights: Any, k: Any, rounds: Any, partition: Any, plateau: Any) -> np.ndarray:
+def _check_options(weights: Any, k: Any, rounds: Any, partition: Any, plateau: Any, candidates: Any) -> np.ndarray:
     try:
         w = np.asarray(weights, dtype=np.float64)
     except (TypeError, ValueError):
@@ -96,6 +101,9 @@ def _check_options(weights: Any, k: Any, rounds: Any, partition: Any, plateau: A
         raise MappingError(f"ptram option k = {k!r} must be an integer >= 1")
     if not is_int(rounds) or not 0 <= rounds < 2**31:
         raise MappingError(f"ptram option rounds = {rounds!r} must be an integer >= 0")
+    if candidates is not None and (not is_int(candidates) or not 0 <= candidates < 2**31):
+        raise MappingError(f"ptram option candidates = {candidates!r} must be None (auto), 0 (every free node) "
+                           "or a count >= 1")
     for name, value in (("partition", partition), ("plateau", plateau)):
         if not isinstance(value, (bool, np.bool_, int, np.integer)) or value not in (0, 1):
             raise MappingError(f"ptram option {name} = {value!r} must be True/1 or False/0")
@@ -104,7 +112,8 @@ def _check_options(weights: Any, k: Any, rounds: Any, partition: Any, plateau: A
 
 def run_ptram(pattern: Pattern, allocation: Allocation, *, seed: int = 0, capacity: int = 1,
               progress: Callable[[float], Any] | None = None, weights: Sequence[float] = (1, 1, 1, 1),
-              k: int = DEFAULT_K, rounds: int = 10, partition: bool = True, plateau: bool = False) -> PtramResult:
+              k: int = DEFAULT_K, rounds: int = 10, partition: bool = True, plateau: bool = False,
+              candidates: int | None = None) -> PtramResult:
     """Run PTRAM and return the mapping with the trace of each step.
 
     ``tm.map(pattern, allocation, method="ptram", ...)`` returns the same
@@ -138,6 +147,13 @@ def run_ptram(pattern: Pattern, allocation: Allocation, *, seed: int = 0, capaci
         Also accept refinement swaps that keep the maximum congestion and
         lower the hottest link's load (not in the thesis, which stops when
         no swap lowers the maximum).
+    candidates : int or None
+        Free nodes the greedy step scores for each unit.  0: every free node
+        (the thesis; O(nodes^2) tries in all).  c >= 1: the c free nodes a
+        breadth-first search of the network reaches first from the nodes of
+        the unit's placed neighbours (not in the thesis).  None:
+        every node up to ``EXHAUSTIVE_NODES`` allocation nodes, else
+        ``DEFAULT_CANDIDATES``.
 
     Returns
     -------
@@ -158,12 +174,13 @@ def run_ptram(pattern: Pattern, allocation: Allocation, *, seed: int = 0, capaci
     >>> len(res.order), bool(res.round_mc[-1] <= res.round_mc[0])
     (8, True)
     """
-    w = _check_options(weights, k, rounds, partition, plateau)
+    w = _check_options(weights, k, rounds, partition, plateau, candidates)
     if not isinstance(allocation, Allocation):
         raise MappingError(f"ptram needs an Allocation (machine.allocate(...)), got {type(allocation).__name__}")
     pattern = as_pattern(pattern)
     pe_of, tr = core_map("ptram", _core.map_ptram, pattern, allocation, seed, capacity, progress, weights=w, k=int(k),
-                         rounds=int(rounds), partition=int(bool(partition)), plateau=int(bool(plateau)), trace=True)
+                         rounds=int(rounds), partition=int(bool(partition)), plateau=int(bool(plateau)),
+                         candidates=-1 if candidates is None else int(candidates), trace=True)
     return PtramResult(pe_of=pe_of, group=tr["group"], order=tr["order"], unit_node=tr["unit_node"],
                        round_mc=tr["round_mc"], rounds_done=tr["rounds_done"], greedy_hybrid=tr["greedy_hybrid"],
                        seconds=dict(zip(("partition", "greedy", "refine"), tr["seconds"])))
@@ -177,11 +194,14 @@ def run_ptram(pattern: Pattern, allocation: Allocation, *, seed: int = 0, capaci
               "partition": (True, "group processes into nodes first (False: place processes one by one)"),
               "plateau": (False, "also accept refinement swaps that keep the max congestion and lower the "
                                  "hottest link's load (not in the thesis)"),
+              "candidates": (None, "free nodes the greedy step scores per unit, nearest its placed neighbours; "
+                                   f"0 = all (the thesis); None = all up to {EXHAUSTIVE_NODES} nodes, else "
+                                   f"{DEFAULT_CANDIDATES}"),
           },
           source="Mirsadeghi 2017 §3.3 (Algs. 3.1, 3.2); Mirsadeghi & Afsahi 2016")
 def ptram(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
           progress: Callable[[float], Any] | None, weights: Sequence[float], k: int, rounds: int,
-          partition: bool, plateau: bool) -> np.ndarray:
+          partition: bool, plateau: bool, candidates: int | None) -> np.ndarray:
     """PTRAM placement: ``pe_of`` for ``pattern`` on ``allocation``.
 
     Parameters
@@ -190,7 +210,7 @@ def ptram(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
     allocation : Allocation
     seed, capacity, progress
         As for :func:`topomap.map`.
-    weights, k, rounds, partition, plateau
+    weights, k, rounds, partition, plateau, candidates
         As for :func:`run_ptram`.
 
     Returns
@@ -212,4 +232,4 @@ def ptram(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
     (28.0, 99.0)
     """
     return run_ptram(pattern, allocation, seed=seed, capacity=capacity, progress=progress, weights=weights, k=k,
-                     rounds=rounds, partition=partition, plateau=plateau).pe_of
+                     rounds=rounds, partition=partition, plateau=plateau, candidates=candidates).pe_of

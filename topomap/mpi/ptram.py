@@ -136,7 +136,8 @@ def _inputs(comm: Any, pattern: Any, allocation: Any) -> tuple[Pattern, Allocati
 
 def distributed_ptram(comm: Any, pattern: Any, allocation: Allocation | None, *, seed: int = 0, capacity: int = 1,
                       weights: Sequence[float] = (1, 1, 1, 1), k: int = DEFAULT_K, rounds: int = 10,
-                      partition: bool = True, plateau: bool = False, leaders: str | None = None,
+                      partition: bool = True, plateau: bool = False, candidates: int | None = None,
+                      leaders: str | None = None,
                       progress: Callable[[float], Any] | None = None) -> PtramResult:
     """PTRAM with its leaders on the ranks of ``comm``; the same result as the serial run on every rank.
 
@@ -155,7 +156,7 @@ def distributed_ptram(comm: Any, pattern: Any, allocation: Allocation | None, *,
     allocation : Allocation or None
         The nodes to map onto; None on a rank other than 0 rebuilds rank 0's
         from its machine's spec string.
-    seed, capacity, weights, k, rounds, partition, plateau
+    seed, capacity, weights, k, rounds, partition, plateau, candidates
         As for :func:`~topomap.mappers.ptram.run_ptram`; the same on every rank.
     leaders : {None, "node"}
         None: node ``j`` is served by rank ``j % comm.size`` (any number of
@@ -202,13 +203,13 @@ def distributed_ptram(comm: Any, pattern: Any, allocation: Allocation | None, *,
     pattern, allocation = _inputs(comm, pattern, allocation)
     problem = None
     try:
-        w = _check_options(weights, k, rounds, partition, plateau)
+        w = _check_options(weights, k, rounds, partition, plateau, candidates)
         split = leader_nodes(allocation, comm.size, leaders)
     except (TopomapError, ValueError) as exc:
         problem, w, split = str(exc), None, []
     agree(comm, problem, "distributed_ptram")
     options = dict(seed=int(seed) % 2**64, weights=w, k=int(k), rounds=int(rounds), partition=int(bool(partition)),
-                   plateau=int(bool(plateau)))
+                   plateau=int(bool(plateau)), candidates=-1 if candidates is None else int(candidates))
     mine = digest(pattern.indptr, pattern.indices, pattern.bytes, allocation.pes, allocation.machine.spec,
                         int(capacity), sorted(options.items(), key=lambda kv: kv[0]).__repr__(), leaders)
     prints = comm.allgather(mine)

@@ -24,7 +24,12 @@
             goes to the first free node; otherwise every free node n is
             scored by the hybrid metric of the partial mapping with p on n
             (topomap_eval_try_move to the node's first PE) and p goes to the
-            lowest score, a tie to the lowest allocation node index.
+            lowest score, a tie to the lowest allocation node index;
+        with candidates = c > 0 (not the thesis) only c free nodes are
+            scored: the first c that a breadth-first search of the network
+            (vertices' neighbours in link-id order, both ends of every
+            link) reaches from the nodes of p's placed neighbours, those
+            taken in unit order; the first free node if it reaches none.
    3. Refinement (Alg. 3.2), at most `rounds` rounds.  A round:
         MC = current max congestion; l* = the link of largest congestion
             (lowest link id among equals); stop if MC = 0;
@@ -77,8 +82,11 @@
    Complexity: with U units, N allocation nodes, d the units' largest
    degree, l the longest route, L links and c units per node (1 with
    grouping): step 1 is the partitioner's; step 2 is O(U^2) for the delta
-   scans plus at most U N tries of O(d l log L) each (the thesis's
-   O(n^2 d + n d l), serial); a refinement round is O(L + U d l) to find the
+   scans at worst (blocks of units whose bound cannot win are skipped:
+   about U^2 / 256 on stencils) plus at most U N tries of O(d l log L) each
+   (the thesis's O(n^2 d + n d l), serial), or with c candidates U c tries
+   and a search over the network's V vertices and E links per unit, O(V + E)
+   at worst but a few hops in practice; a refinement round is O(L + U d l) to find the
    hot link and its flows plus at most c k (c + 1) tries per searching
    leader, and O(N log N) once per searching leader for its nearest nodes.
    Memory: O(U d + N k + L). */
@@ -113,12 +121,18 @@ typedef struct {
     int32_t rounds;          /* refinement rounds, >= 0 (0: greedy only) */
     int32_t partition;       /* 1: group processes into nodes first; 0: no grouping */
     int32_t plateau;         /* 1: also accept swaps that keep MC and cool the hottest link (not the thesis) */
+    int32_t candidates;      /* greedy nodes scored per unit: 0 every free node (the thesis), c > 0 the c free
+                                nodes nearest its placed neighbours, -1 auto (0 up to
+                                TOPOMAP_PTRAM_EXHAUSTIVE_NODES allocation nodes, else
+                                TOPOMAP_PTRAM_DEFAULT_CANDIDATES) */
     topomap_ptram_trace *trace; /* optional output */
 } topomap_ptram_options;
 
 /* Defaults: seed 0, weights 1,1,1,1, k = TOPOMAP_PTRAM_DEFAULT_K,
-   rounds 10, partition 1, plateau 0, no progress, no trace. */
+   rounds 10, partition 1, plateau 0, candidates -1, no progress, no trace. */
 #define TOPOMAP_PTRAM_DEFAULT_K 8
+#define TOPOMAP_PTRAM_EXHAUSTIVE_NODES 4096
+#define TOPOMAP_PTRAM_DEFAULT_CANDIDATES 32
 void topomap_ptram_options_init(topomap_ptram_options *opt);
 
 /* Map the n = p->n processes onto the PEs alloc[0..nalloc), at most
