@@ -51,10 +51,11 @@
      of the network reaches first from the unit's placed neighbours' nodes:
      where the thesis's choice lands in practice, since the hop-bytes term
      grows with the distance to them.  On the 72x36x36 stencil onto
-     torus:18x18x18/16 (6,250 nodes), 32 candidates gave hop-bytes 0.275 and
-     max congestion 0.293 x block in 2.2 s of CPU, every node 0.281 and
-     0.319 in 106 s; 8 / 16 / 64 candidates 0.296 / 0.291 / 0.268 hop-bytes;
-     at 10^6 processes 64 took 37 s, 32 took 28 s
+     torus:18x18x18/16 (6,250 nodes), 24 candidates gave hop-bytes 0.285 and
+     max congestion 0.322 x block in 1.9 s of CPU, every node 0.281 and
+     0.319 in 106 s (8 / 16 / 32 / 64 candidates: hop-bytes 0.296 / 0.291 /
+     0.275 / 0.268).  On the 160x80x80 stencil (10^6 processes, 62,500
+     nodes) 24 / 32 / 64 took 28 / 31 / 37 s, hence 24
      (benchmarks/bench_mappers_scaling.py).
 */
 #include <math.h>

@@ -49,7 +49,7 @@ DEFAULT_K = 8
 #: ``DEFAULT_CANDIDATES`` nodes per unit above (the C core's TOPOMAP_PTRAM_EXHAUSTIVE_NODES and
 #: TOPOMAP_PTRAM_DEFAULT_CANDIDATES): scoring every node makes the greedy step O(nodes^2) tries.
 EXHAUSTIVE_NODES = 4096
-DEFAULT_CANDIDATES = 32
+DEFAULT_CANDIDATES = 24
 
 
 @dataclass(frozen=True)

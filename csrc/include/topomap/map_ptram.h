@@ -132,7 +132,7 @@ typedef struct {
    rounds 10, partition 1, plateau 0, candidates -1, no progress, no trace. */
 #define TOPOMAP_PTRAM_DEFAULT_K 8
 #define TOPOMAP_PTRAM_EXHAUSTIVE_NODES 4096
-#define TOPOMAP_PTRAM_DEFAULT_CANDIDATES 32
+#define TOPOMAP_PTRAM_DEFAULT_CANDIDATES 24
 void topomap_ptram_options_init(topomap_ptram_options *opt);
 
 /* Map the n = p->n processes onto the PEs alloc[0..nalloc), at most
