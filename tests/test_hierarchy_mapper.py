@@ -204,6 +204,19 @@ def test_3elt_model_golden_values_and_viem(hier, golden):
     assert tm.evaluate(pat, alloc, ours).qap <= golden
 
 
+def test_strong_at_most_kahip_strong_on_delaunay():
+    """KaHIP's global_multisection --preconfiguration=strong --imbalance=3 maps delaunay_n15 onto 16:4:2
+    (1:10:100) with J = 94,848 (median of seeds 0-2, kahip wheel; benchmarks/bench_mapping_quality.py).  Strong
+    refines its bisections by max flows, as KaHIP strong does, and must not be above it (the preset before flows:
+    95,715)."""
+    pat = reference_graph("delaunay_n15")
+    alloc = tm.machine("hierarchy:16:4:2/1:10:100").allocate(128)
+    capacity = int(np.ceil(1.03 * pat.n / 128))
+    mp = tm.map(pat, alloc, method="hierarchy", seed=0, capacity=capacity, effort="strong", imbalance=0.03)
+    assert loads(mp.pe_of).max() <= capacity
+    assert tm.evaluate(pat, alloc, mp).qap <= 94848
+
+
 def test_3elt_partition_golden_value():
     pat = reference_graph("3elt")
     part = np.loadtxt(os.path.join(GRAPHS, "3elt_k128_model.part"), dtype=np.int32)

@@ -179,8 +179,9 @@ def problems(draw):
 
 
 @settings(max_examples=80, deadline=None)
-@given(problems(), st.integers(0, 2**64 - 1), st.sampled_from([0.0, 0.03, 0.2]), st.sampled_from([None, False, True]))
-def test_balance_cut_and_determinism(problem, seed, imbalance, recursive):
+@given(problems(), st.integers(0, 2**64 - 1), st.sampled_from([0.0, 0.03, 0.2]), st.sampled_from([None, False, True]),
+       st.booleans())
+def test_balance_cut_and_determinism(problem, seed, imbalance, recursive, flows):
     dense, k, undirected, kind, rng = problem
     n = dense.shape[0]
     kw = {}
@@ -193,11 +194,11 @@ def test_balance_cut_and_determinism(problem, seed, imbalance, recursive):
         kw["capacities"] = np.ceil(n * share / share.sum())  # holds n unit vertices
     pat = tm.Pattern.from_dense(dense)
     res = tm.partition(pat, k, method="builtin", undirected=undirected, seed=seed, imbalance=imbalance,
-                       recursive=recursive, **kw)
+                       recursive=recursive, flows=flows, **kw)
     check_result(res, dense, k, undirected, vw=kw.get("weights"), targets=kw.get("targets"),
                  capacities=kw.get("capacities"), imbalance=imbalance)
     again = tm.partition(pat, k, method="builtin", undirected=undirected, seed=seed, imbalance=imbalance,
-                         recursive=recursive, **kw)
+                         recursive=recursive, flows=flows, **kw)
     np.testing.assert_array_equal(res.parts, again.parts)
 
 
@@ -400,6 +401,18 @@ def test_builtin_cut_close_to_metis(name, k):
     assert metis.method == "metis" and ours.method == "builtin"
     assert ours.edge_cut <= 1.10 * metis.edge_cut
     assert ours.part_weights.max() <= ours.bounds.max()
+
+
+@pytest.mark.parametrize("k", [2, 16])
+def test_flows_cut_less_on_a_mesh(k):
+    """delaunay_n15 (seeds 0-2, recursive bisection): the max-flow refinement of every bisection level cuts
+    less than FM alone on every seed."""
+    pat = reference_graph("delaunay_n15")
+    for seed in range(3):
+        fm = tm.partition(pat, k, method="builtin", undirected=True, recursive=True, seed=seed)
+        flows = tm.partition(pat, k, method="builtin", undirected=True, recursive=True, seed=seed, flows=True)
+        assert flows.edge_cut < fm.edge_cut
+        assert flows.part_weights.max() <= flows.bounds.max() and flows.options["flows"]
 
 
 def test_metis_path_cut_weights_and_capacities():

@@ -61,6 +61,16 @@
      instances (6 seeds, medians): fast 1.03, eco 0.95, strong 0.92 of it
      (benchmarks/bench_hierarchy.py prints the run-by-run ratios).  Above
      2^17 processes eco runs less (ECO_LARGE).
+   - Strong refines every bisection by max flows (partition_flow.c), as
+     KaHIP strong does, and spends the time saved elsewhere on the root:
+     16 multilevel runs per root bisection, 2 root attempts, 2 V-cycles
+     (before: 8, 4, 4 without flows).  Over the 13 instances of
+     benchmarks/bench_mapping_quality.py (medians of seeds 0-2) J went from
+     0.967 to 0.951 x the best of KaHIP strong and Scotch (geometric mean),
+     at 0.22 x KaHIP strong's CPU (0.13 before); on delaunay_n15 from
+     1.017 / 1.021 / 1.009 / 1.025 x KaHIP strong's J to 0.999 / 0.977 /
+     0.956 / 0.981 on 4:16:16 / 4:8:8 / 16:4:2 / 8:8:8.  With flows and the
+     old runs it was 0.948 at 0.30 x.
 
    Complexity: the tree O(N log N + N x (sum of arities) + min(N, 256)^2)
    distance lookups for N allocated PEs; each multisection level costs one
@@ -233,6 +243,7 @@ typedef struct {
     double vcycle_share;  /* ... when its distance step is at least this share of the root's */
     int32_t sweeps;       /* local search: at most this many activations per process */
     int32_t max_partners; /* swap candidates looked at per process */
+    int flows;            /* max-flow refinement in the bisections (partition.h) */
 } preset;
 
 /* Above this many processes eco makes one multilevel run per split, one
@@ -246,9 +257,9 @@ typedef struct {
 static preset effort_preset(int32_t effort, int32_t n)
 {
     switch (effort) {
-    case TOPOMAP_HIER_FAST: return (preset){0, 1, 1, 1, 1, 0.05, 2, 16};
-    case TOPOMAP_HIER_STRONG: return (preset){1, 8, 4, 4, 4, 0.0, 16, 256};
-    default: return n > ECO_LARGE ? (preset){1, 1, 1, 1, 1, 0.05, 3, 32} : (preset){1, 4, 2, 2, 2, 0.05, 6, 64};
+    case TOPOMAP_HIER_FAST: return (preset){0, 1, 1, 1, 1, 0.05, 2, 16, 0};
+    case TOPOMAP_HIER_STRONG: return (preset){1, 16, 4, 2, 2, 0.0, 16, 256, 1};
+    default: return n > ECO_LARGE ? (preset){1, 1, 1, 1, 1, 0.05, 3, 32, 0} : (preset){1, 4, 2, 2, 2, 0.05, 6, 64, 0};
     }
 }
 
@@ -375,6 +386,7 @@ static int split_once(ctx *c, const topomap_ugraph *sg, int32_t used, int32_t nt
     opt.seed = topomap_rng_next(&r);
     opt.recursive = c->pr.recursive;
     opt.ntries = ntries;
+    opt.flows = c->pr.flows;
     topomap_i_hspan part_span = topomap_i_hspan_sub(sp, 0, vcycles > 0 ? 0.5 : 1);
     if (sp->progress) {
         opt.progress = topomap_i_hspan_cb;

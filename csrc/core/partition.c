@@ -287,6 +287,12 @@ static int refine_level(const topomap_i_pgraph *g, int32_t k, const double *limi
     int rc = topomap_i_balance_paths(g, k, limit, part, pw, c);
     if (!rc) rc = topomap_i_balance(g, k, limit, part, pw, c, fits);
     if (!rc) rc = topomap_i_fm(g, k, limit, part, pw, c);
+    if (!rc && k == 2 && c->flows) {
+        double before = topomap_i_cut(g, part);
+        topomap_i_part_weights(g, k, part, pw);
+        rc = topomap_i_flow_refine(g, limit, part, pw, c);
+        if (!rc && topomap_i_cut(g, part) < before) rc = topomap_i_fm(g, k, limit, part, pw, c);
+    }
     /* fresh sums: FM's moves and roll-backs accumulate round-off */
     topomap_i_part_weights(g, k, part, pw);
     return rc;
@@ -511,6 +517,7 @@ static int run(const topomap_ugraph *gr, int32_t k, const double *targets, const
     if (!(opt.imbalance >= 0 && isfinite(opt.imbalance)))
         return topomap_i_fail(TOPOMAP_EINVAL, "imbalance must be finite and >= 0, got %g", opt.imbalance);
     if (opt.ntries < 1) return topomap_i_fail(TOPOMAP_EINVAL, "ntries must be >= 1, got %d", (int)opt.ntries);
+    if (opt.flows != 0 && opt.flows != 1) return topomap_i_fail(TOPOMAP_EINVAL, "flows must be 0 or 1, got %d", opt.flows);
     if ((!opt.trusted || CHECK_TRUSTED) && (rc = topomap_ugraph_validate(gr))) return rc;
     int32_t n = gr->n;
     if ((rc = make_view(gr, &g))) goto cleanup;
@@ -526,6 +533,7 @@ static int run(const topomap_ugraph *gr, int32_t k, const double *targets, const
     topomap_i_pctx c = {0};
     topomap_rng_seed(&c.rng, opt.seed);
     c.ntries = opt.ntries;
+    c.flows = opt.flows;
     c.slack = opt.imbalance;
     c.progress = opt.progress;
     c.progress_ctx = opt.progress_ctx;

@@ -27,6 +27,7 @@ void topomap_i_pgraph_weigh(topomap_i_pgraph *g);
 typedef struct {
     topomap_rng rng;
     int32_t ntries;
+    int flows;    /* max-flow refinement of every 2-way level (partition_flow.c) */
     double slack; /* hard mode: room the finest level gets before it is made exact */
     int (*progress)(void *ctx, double fraction);
     void *progress_ctx;
@@ -91,6 +92,11 @@ int topomap_i_balance_paths(const topomap_i_pgraph *g, int32_t k, const double *
    stay within them). */
 int topomap_i_fm(const topomap_i_pgraph *g, int32_t k, const double *limit, int32_t *part, double *pw,
                  topomap_i_pctx *c);
+
+/* Max-flow refinement of a bisection under the limits (partition_flow.c):
+   the cut never grows and parts within their limits stay within them. */
+int topomap_i_flow_refine(const topomap_i_pgraph *g, const double *limit, int32_t *part, double *pw,
+                          topomap_i_pctx *c);
 
 /* Multilevel partition of g into k parts with absolute targets tgt (sum =
    g->total_w); cap = hard capacities enforced at the finest level (of the

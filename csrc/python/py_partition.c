@@ -75,14 +75,14 @@ PyObject *pytopomap_partition(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"xadj", "adjncy", "adjwgt", "vwgt", "k", "targets", "hard", "imbalance", "seed",
-                             "recursive", "ntries", "progress", "part", NULL};
+                             "recursive", "ntries", "flows", "progress", "part", NULL};
     PyObject *xo, *ao, *wo = Py_None, *vo = Py_None, *to = Py_None, *po = Py_None, *init = Py_None, *res = NULL;
     long k;
-    int hard = 0, recursive = 0, ntries = 4;
+    int hard = 0, recursive = 0, ntries = 4, flows = 0;
     double imbalance = 0.03;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOl|OpdKpiOO", kwlist, &xo, &ao, &wo, &vo, &k, &to, &hard,
-                                     &imbalance, &seed, &recursive, &ntries, &po, &init))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOl|OpdKpipOO", kwlist, &xo, &ao, &wo, &vo, &k, &to, &hard,
+                                     &imbalance, &seed, &recursive, &ntries, &flows, &po, &init))
         return NULL;
     if (k < 1 || k > INT32_MAX) return PyErr_Format(PyExc_ValueError, "k = %ld must be in [1, 2^31)", k);
     if (pytopomap_progress_check(po)) return NULL;
@@ -107,6 +107,7 @@ PyObject *pytopomap_partition(PyObject *self, PyObject *args, PyObject *kw)
     opt.hard = hard;
     opt.recursive = recursive;
     opt.ntries = ntries;
+    opt.flows = flows;
     pytopomap_progress pc = {po, NULL, "partition"};
     opt.progress = pytopomap_progress_cb;
     opt.progress_ctx = &pc;

@@ -43,6 +43,7 @@ typedef struct {
     int hard;          /* 1: `targets` are capacities never to exceed */
     int recursive;     /* 1: recursive bisection, 0: multilevel k-way */
     int32_t ntries;    /* multilevel runs per bisection step, the best kept (>= 1) */
+    int flows;         /* 1: max-flow refinement of every 2-way level (KaHIP's strong presets); 0: FM only */
     /* 1: the caller built the graph from one already checked (an induced
        subgraph, a contraction, topomap_ugraph_from_pattern), so the O(m log d)
        topomap_ugraph_validate is skipped in release builds (NDEBUG); builds
@@ -54,7 +55,7 @@ typedef struct {
     void *progress_ctx;
 } topomap_partition_options;
 
-/* imbalance 0.03, seed 0, soft, k-way, 4 tries, no progress callback. */
+/* imbalance 0.03, seed 0, soft, k-way, 4 tries, no flows, no progress callback. */
 void topomap_partition_options_init(topomap_partition_options *opt);
 
 /* Check the CSR invariants above; the message names the first bad entry. */
