@@ -1,7 +1,7 @@
 /* The max-flow refinement of a bisection (partition_flow.c): the minimum
    cut against brute force, a jagged grid cut made straight, and on random
    graphs a cut that never grows, limits that hold and exact part weights;
-   the partitioner's `flows` option end to end. */
+   cancellation; the partitioner's `flows` option end to end. */
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/topomap.h"
@@ -106,21 +106,30 @@ static void test_minimum_cut_against_brute_force(void)
 }
 
 /* A 12 x 4 grid split with a jagged boundary (rows end at 5, 7, 5, 7
-   columns: cut 10) has a straight balanced cut of 4 the band reaches. */
-static void test_jagged_grid_becomes_straight(void)
+   columns: cut 10, sides of 24). */
+static topomap_i_pgraph jagged_grid(graph *G, int32_t *part)
 {
-    int32_t W = 12, H = 4, n = W * H, part[48];
-    double dense[48 * 48] = {0};
+    int32_t W = 12, H = 4, n = W * H;
+    static double dense[48 * 48];
+    memset(dense, 0, sizeof dense);
     for (int32_t y = 0; y < H; y++)
         for (int32_t x = 0; x < W; x++) {
             if (x + 1 < W) add_edge(dense, n, y * W + x, y * W + x + 1, 1);
             if (y + 1 < H) add_edge(dense, n, y * W + x, (y + 1) * W + x, 1);
             part[y * W + x] = x >= (y % 2 ? 7 : 5);
         }
+    from_dense(G, dense, n);
+    for (int32_t v = 0; v < n; v++) G->vw[v] = 1;
+    return view(G);
+}
+
+/* A 12 x 4 grid split with a jagged boundary (rows end at 5, 7, 5, 7
+   columns: cut 10) has a straight balanced cut of 4 the band reaches. */
+static void test_jagged_grid_becomes_straight(void)
+{
+    int32_t part[48];
     graph G;
-    from_dense(&G, dense, n);
-    for (int32_t v = 0; v < n; v++) G.vw[v] = 1;
-    topomap_i_pgraph g = view(&G);
+    topomap_i_pgraph g = jagged_grid(&G, part);
     double pw[2], limit[2] = {26.4, 26.4};
     weights(&g, part, pw);
     CHECK(close_to(topomap_i_cut(&g, part), 10));
@@ -128,6 +137,32 @@ static void test_jagged_grid_becomes_straight(void)
     CHECK(topomap_i_flow_refine(&g, limit, part, pw, &c) == 0);
     CHECK(close_to(topomap_i_cut(&g, part), 4));
     CHECK(pw[0] <= limit[0] && pw[1] <= limit[1]);
+}
+
+static int stop(void *ctx, double fraction)
+{
+    (void)fraction;
+    ++*(int *)ctx;
+    return 1;
+}
+
+/* The refinement counts its work and a callback that asks to stop ends it
+   with TOPOMAP_ECANCELED, the bisection still valid. */
+static void test_cancellation(void)
+{
+    int32_t part[48];
+    graph G;
+    topomap_i_pgraph g = jagged_grid(&G, part);
+    double pw[2], limit[2] = {26.4, 26.4}, check[2];
+    weights(&g, part, pw);
+    int calls = 0;
+    topomap_i_pctx c = ctx();
+    c.next_check = 0;
+    c.progress = stop;
+    c.progress_ctx = &calls;
+    CHECK(topomap_i_flow_refine(&g, limit, part, pw, &c) == TOPOMAP_ECANCELED && calls == 1);
+    weights(&g, part, check);
+    CHECK(close_to(check[0], pw[0]) && close_to(check[1], pw[1]));
 }
 
 /* Random weighted graphs and bisections within random limits. */
@@ -212,6 +247,7 @@ int main(void)
     test_minimum_cut_against_brute_force();
     test_jagged_grid_becomes_straight();
     test_random_bisections();
+    test_cancellation();
     test_partition_option();
     return check_report();
 }
