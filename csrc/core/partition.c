@@ -288,10 +288,10 @@ static int refine_level(const topomap_i_pgraph *g, int32_t k, const double *limi
     if (!rc) rc = topomap_i_balance(g, k, limit, part, pw, c, fits);
     if (!rc) rc = topomap_i_fm(g, k, limit, part, pw, c);
     if (!rc && k == 2 && c->flows) {
-        double before = topomap_i_cut(g, part);
+        int changed = 0;
         topomap_i_part_weights(g, k, part, pw);
-        rc = topomap_i_flow_refine(g, limit, part, pw, c);
-        if (!rc && topomap_i_cut(g, part) < before) rc = topomap_i_fm(g, k, limit, part, pw, c);
+        rc = topomap_i_flow_refine(g, limit, part, pw, c, &changed);
+        if (!rc && changed) rc = topomap_i_fm(g, k, limit, part, pw, c);
     }
     /* fresh sums: FM's moves and roll-backs accumulate round-off */
     topomap_i_part_weights(g, k, part, pw);

@@ -357,13 +357,14 @@ static int most_balanced(const topomap_i_pgraph *g, const int32_t *part, const d
 }
 
 int topomap_i_flow_refine(const topomap_i_pgraph *g, const double *limit, int32_t *part, double *pw,
-                          topomap_i_pctx *c)
+                          topomap_i_pctx *c, int *changed)
 {
     int32_t n = g->n;
     scratch w = {malloc((size_t)n * sizeof(int32_t) + 1), malloc((size_t)n * sizeof(int32_t) + 1),
                  malloc((size_t)n + 1), malloc((size_t)n * sizeof(double) + 1), malloc((size_t)n * sizeof(double) + 1)};
     net f = {0};
     int rc = TOPOMAP_OK;
+    if (changed) *changed = 0;
     if (!w.id || !w.band || !w.side || !w.cap_s || !w.cap_t) {
         rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory refining %d vertices by flows", (int)n);
         goto cleanup;
@@ -392,6 +393,7 @@ int topomap_i_flow_refine(const topomap_i_pgraph *g, const double *limit, int32_
                     }
                 }
                 improved = 1;
+                if (changed) *changed = 1;
             }
         }
         for (int32_t i = 0; i < nb; i++) w.id[w.band[i]] = -1;

@@ -94,9 +94,10 @@ int topomap_i_fm(const topomap_i_pgraph *g, int32_t k, const double *limit, int3
                  topomap_i_pctx *c);
 
 /* Max-flow refinement of a bisection under the limits (partition_flow.c):
-   the cut never grows and parts within their limits stay within them. */
+   the cut never grows and parts within their limits stay within them;
+   *changed (may be NULL) = 1 if it cut less. */
 int topomap_i_flow_refine(const topomap_i_pgraph *g, const double *limit, int32_t *part, double *pw,
-                          topomap_i_pctx *c);
+                          topomap_i_pctx *c, int *changed);
 
 /* Multilevel partition of g into k parts with absolute targets tgt (sum =
    g->total_w); cap = hard capacities enforced at the finest level (of the

@@ -87,7 +87,7 @@ static void test_minimum_cut_against_brute_force(void)
         limit[0] = pw[0] + lightw;
         limit[1] = pw[1] + lightw;
         topomap_i_pctx c = ctx();
-        CHECK(topomap_i_flow_refine(&g, limit, part, pw, &c) == 0);
+        CHECK(topomap_i_flow_refine(&g, limit, part, pw, &c, NULL) == 0);
         double best = INFINITY;
         int32_t trialpart[16];
         for (int32_t mask = 0; mask < (1 << light); mask++) {
@@ -134,7 +134,7 @@ static void test_jagged_grid_becomes_straight(void)
     weights(&g, part, pw);
     CHECK(close_to(topomap_i_cut(&g, part), 10));
     topomap_i_pctx c = ctx();
-    CHECK(topomap_i_flow_refine(&g, limit, part, pw, &c) == 0);
+    CHECK(topomap_i_flow_refine(&g, limit, part, pw, &c, NULL) == 0);
     CHECK(close_to(topomap_i_cut(&g, part), 4));
     CHECK(pw[0] <= limit[0] && pw[1] <= limit[1]);
 }
@@ -160,7 +160,7 @@ static void test_cancellation(void)
     c.next_check = 0;
     c.progress = stop;
     c.progress_ctx = &calls;
-    CHECK(topomap_i_flow_refine(&g, limit, part, pw, &c) == TOPOMAP_ECANCELED && calls == 1);
+    CHECK(topomap_i_flow_refine(&g, limit, part, pw, &c, NULL) == TOPOMAP_ECANCELED && calls == 1);
     weights(&g, part, check);
     CHECK(close_to(check[0], pw[0]) && close_to(check[1], pw[1]));
 }
@@ -189,8 +189,10 @@ static void test_random_bisections(void)
         weights(&g, part, pw);
         for (int i = 0; i < 2; i++) limit[i] = pw[i] * (1 + topomap_rng_uniform(&r) * 0.3);
         topomap_i_pctx c = ctx();
-        CHECK(topomap_i_flow_refine(&g, limit, part, pw, &c) == 0);
+        int changed = -1;
+        CHECK(topomap_i_flow_refine(&g, limit, part, pw, &c, &changed) == 0);
         CHECK(topomap_i_cut(&g, part) <= before * (1 + 1e-12) + 1e-12);
+        CHECK(changed == (topomap_i_cut(&g, part) < before));
         weights(&g, part, check);
         CHECK(close_to(check[0], pw[0]) && close_to(check[1], pw[1]));
         CHECK(pw[0] <= limit[0] * (1 + 1e-9) && pw[1] <= limit[1] * (1 + 1e-9));
