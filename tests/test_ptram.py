@@ -96,12 +96,13 @@ class Ref:
 
     def nearest_free(self, where, p, limit):
         """The first `limit` free nodes a breadth-first search of the network reaches from the nodes of
-        p's placed neighbours (in unit order), the links' ends in link-id order; sorted."""
+        p's placed neighbours (in unit order), each vertex's neighbours in increasing order; sorted."""
         links = self.m.links()
-        adj = defaultdict(list)
+        adj = defaultdict(set)
         for a, b in zip(links["src"].tolist(), links["dst"].tolist()):
-            adj[a].append(b)
-            adj[b].append(a)
+            if a != b:
+                adj[a].add(b)
+                adj[b].add(a)
         queue = []
         for r in range(len(where)):
             if where[r] is not None and self.W[p, r] > 0 and self.nodes[where[r]] not in queue:
@@ -112,7 +113,7 @@ class Ref:
                 break
             if v in self.nodes and self.free(where, p, self.nodes.index(v)):
                 found.append(self.nodes.index(v))
-            for w in adj[v]:
+            for w in sorted(adj[v]):
                 if w not in seen:
                     seen.add(w)
                     queue.append(w)
@@ -418,6 +419,21 @@ def test_candidates_default_bounds_the_greedy_only_on_large_allocations():
     assert np.array_equal(auto.unit_node, run_ptram(pat, large, rounds=0, candidates=DEFAULT_CANDIDATES).unit_node)
     assert not np.array_equal(auto.unit_node, run_ptram(pat, large, rounds=0, candidates=1).unit_node)
     assert EXHAUSTIVE_NODES == 4096
+
+
+def test_candidate_search_meets_tied_vertices_lowest_first():
+    """A star whose links are listed from the highest node down: the search from node 0 reaches the
+    switch, then nodes 1..4 at equal distance, and the one candidate is node 1 (link order would give 4)."""
+    leaves = [4, 3, 2, 1, 0]
+    net = tm.GraphNetwork(5, 1, src=[5] * 5 + leaves, dst=leaves + [5] * 5)
+    alloc = tm.Machine(net, tm.NodeTree.flat(1)).allocate(5)
+    pat = tm.Pattern.from_dense(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    res = run_ptram(pat, alloc, rounds=0, candidates=1, partition=False)
+    nu = len(res.order)
+    ref = Ref(alloc.machine, alloc, 1, units_of(pat, res.group, nu), np.bincount(res.group, minlength=nu), False)
+    order, where = ref.greedy(1)
+    assert sorted(res.unit_node.tolist()) == [0, 1]
+    assert res.order.tolist() == order and [ref.nodes[j] for j in where] == res.unit_node.tolist()
 
 
 def test_registered_with_its_options():

@@ -66,6 +66,7 @@
 #include "topomap/eval.h"
 #include "topomap/map_ptram.h"
 #include "topomap/partition.h"
+#include "map_physgraph.h"
 #include "sorted.h"
 
 #define TIE_REL 1e-10
@@ -158,8 +159,8 @@ struct topomap_ptram_state {
     /* greedy candidates (cand_limit > 0): the network as an undirected
        graph, the BFS's stamps and queue, each vertex's allocation node */
     int32_t cand_limit, ncand, bfs_stamp;
-    int64_t *vxadj;
-    int32_t *vadj, *vstamp, *vqueue, *vnode, *cand, *cmark;
+    topomap_i_physgraph net;
+    int32_t *vstamp, *vqueue, *vnode, *cand, *cmark;
     /* refinement */
     int32_t *knn, *start, *members;
     unsigned char *have;
@@ -341,42 +342,21 @@ static int better(const topomap_ptram_try *t, const topomap_ptram_try *kept)
     return below(t->mc, kept->mc) || (!below(kept->mc, t->mc) && below(t->hot, kept->hot));
 }
 
-/* The network as an undirected graph of vertices (both directions of a
-   link kept; the BFS skips what it has seen) and each vertex's allocation
-   node, for the candidate search. */
+/* The network as an undirected graph of vertices (map_physgraph.c: rows
+   sorted, so the BFS meets tied vertices lowest first) and each vertex's
+   allocation node, for the candidate search. */
 static int build_network(ptram *s)
 {
-    const topomap_machine *m = s->m;
-    int32_t V = topomap_machine_nvertices(m), L = topomap_machine_nlinks(m), a, b;
-    int64_t *at = malloc(((size_t)V + 1) * sizeof *at);
-    s->vxadj = calloc((size_t)V + 1, sizeof *s->vxadj);
+    int32_t V = topomap_machine_nvertices(s->m);
+    int rc = topomap_i_physgraph_build(s->m, &s->net);
+    if (rc) return rc;
     s->vstamp = calloc((size_t)V, sizeof *s->vstamp);
     s->vqueue = malloc((size_t)V * sizeof *s->vqueue);
     s->vnode = malloc((size_t)V * sizeof *s->vnode);
     s->cand = malloc((size_t)s->N * sizeof *s->cand);
     s->cmark = calloc((size_t)s->N, sizeof *s->cmark);
-    if (!at || !s->vxadj || !s->vstamp || !s->vqueue || !s->vnode || !s->cand || !s->cmark) {
-        free(at);
+    if (!s->vstamp || !s->vqueue || !s->vnode || !s->cand || !s->cmark)
         return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
-    }
-    for (int32_t l = 0; l < L; l++)
-        if (topomap_machine_link_exists(m, l) && !topomap_machine_link_ends(m, l, &a, &b)) {
-            s->vxadj[a + 1]++;
-            s->vxadj[b + 1]++;
-        }
-    for (int32_t v = 0; v < V; v++) s->vxadj[v + 1] += s->vxadj[v];
-    s->vadj = malloc((size_t)s->vxadj[V] * sizeof *s->vadj + 1);
-    if (!s->vadj) {
-        free(at);
-        return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory");
-    }
-    memcpy(at, s->vxadj, ((size_t)V + 1) * sizeof *at);
-    for (int32_t l = 0; l < L; l++)
-        if (topomap_machine_link_exists(m, l) && !topomap_machine_link_ends(m, l, &a, &b)) {
-            s->vadj[at[a]++] = b;
-            s->vadj[at[b]++] = a;
-        }
-    free(at);
     for (int32_t v = 0; v < V; v++) s->vnode[v] = -1;
     for (int32_t j = 0; j < s->N; j++) s->vnode[s->an->node[j]] = j;
     return TOPOMAP_OK;
@@ -640,10 +620,10 @@ static void find_candidates(ptram *s, int32_t p)
     while (head < tail && c < limit) {
         int32_t v = s->vqueue[head++], j = s->vnode[v];
         if (j >= 0 && is_free(s, p, j)) s->cand[c++] = j;
-        for (int64_t e = s->vxadj[v]; e < s->vxadj[v + 1]; e++)
-            if (s->vstamp[s->vadj[e]] != stamp) {
-                s->vstamp[s->vadj[e]] = stamp;
-                s->vqueue[tail++] = s->vadj[e];
+        for (int64_t e = s->net.xadj[v]; e < s->net.xadj[v + 1]; e++)
+            if (s->vstamp[s->net.adj[e]] != stamp) {
+                s->vstamp[s->net.adj[e]] = stamp;
+                s->vqueue[tail++] = s->net.adj[e];
             }
     }
     for (int32_t j = 0; j < s->N && !c; j++) /* none reachable: the network is cut; the first free node */
@@ -917,11 +897,12 @@ void topomap_ptram_end(topomap_ptram_state *s)
 {
     if (!s) return;
     topomap_eval_destroy(s->e);
+    topomap_i_physgraph_free(&s->net);
     void *owned[] = {s->group, s->qindptr, s->qindices, s->qbytes, s->t_indptr, s->t_indices, s->t_bytes,
                      s->xadj, s->adj, s->wgt, s->size, s->unit_node, s->unit_pe, s->used, s->cls_val,
                      s->node_cls, s->unit_cls, s->free_cnt, s->left_cnt, s->suffix_n, s->suffix_u, s->route,
                      s->A, s->B, s->nplaced, s->order, s->admit, s->knn, s->have, s->buf, s->start,
-                     s->members, s->round_mc, s->vxadj, s->vadj, s->vstamp, s->vqueue, s->vnode, s->cand,
+                     s->members, s->round_mc, s->vstamp, s->vqueue, s->vnode, s->cand,
                      s->cmark, s->bmaxA, s->bmaxB, s->bleft};
     for (size_t i = 0; i < sizeof owned / sizeof *owned; i++) free(owned[i]);
     topomap_alloc_nodes_destroy(s->an);

@@ -151,7 +151,8 @@ def run_ptram(pattern: Pattern, allocation: Allocation, *, seed: int = 0, capaci
         Free nodes the greedy step scores for each unit.  0: every free node
         (the thesis; O(nodes^2) tries in all).  c >= 1: the c free nodes a
         breadth-first search of the network reaches first from the nodes of
-        the unit's placed neighbours (not in the thesis).  None:
+        the unit's placed neighbours, a vertex's neighbours lowest first (not
+        in the thesis).  None:
         every node up to ``EXHAUSTIVE_NODES`` allocation nodes, else
         ``DEFAULT_CANDIDATES``.
 

@@ -27,9 +27,10 @@
             lowest score, a tie to the lowest allocation node index;
         with candidates = c > 0 (not the thesis) only c free nodes are
             scored: the first c that a breadth-first search of the network
-            (vertices' neighbours in link-id order, both ends of every
-            link) reaches from the nodes of p's placed neighbours, those
-            taken in unit order; the first free node if it reaches none.
+            (every vertex's distinct neighbours in increasing order,
+            across both ends of every link) reaches from the nodes of p's
+            placed neighbours, those taken in unit order; the first free
+            node if it reaches none.
    3. Refinement (Alg. 3.2), at most `rounds` rounds.  A round:
         MC = current max congestion; l* = the link of largest congestion
             (lowest link id among equals); stop if MC = 0;
