@@ -7,16 +7,16 @@ PyObject *pytopomap_map_topdown(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char *kwlist[] = {"machine", "indptr", "indices", "bytes", "alloc", "capacity", "seed", "progress", "order",
                              "gap", "context", "sweeps", "depth", "max_partners", "coords", "ring", "ntries", "tries",
-                             "congestion_sweeps", "pcoords", "pdims", NULL};
+                             "congestion_sweeps", "pcoords", "pdims", "flow_min", NULL};
     PyObject *mo, *ip, *ix, *by, *ao, *oo = Py_None, *go = Py_None, *po = Py_None, *co = Py_None, *ro = Py_None, *pco = Py_None;
     long capacity;
     unsigned long long seed = 0;
     topomap_topdown_options opt;
     topomap_topdown_options_init(&opt);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOOOiiiiOOiiiOi", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOOOiiiiOOiiiOii", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed,
                                      &po, &oo, &go, &opt.context, &opt.sweeps, &opt.depth, &opt.max_partners, &co,
                                      &ro, &opt.ntries, &opt.tries, &opt.congestion_sweeps, &pco,
-                                     &opt.pdims))
+                                     &opt.pdims, &opt.flow_min))
         return NULL;
     if ((co == Py_None) != (ro == Py_None) || !PyObject_TypeCheck(mo, &PyTopomapMachine_Type)) {
         PyErr_SetString(PyExc_TypeError, "coords and ring go together, with a topomap._core.Machine");

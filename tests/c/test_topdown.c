@@ -144,6 +144,7 @@ static void test_fattree_levels_and_properties(void)
         o.gap = gap;
         o.count = (nalloc + 1) / 2;
         o.run.seed = (uint64_t)trial;
+        o.flow_min = trial % 4 == 2 ? 2 : o.flow_min; /* max-flow refinement in every graph bisection */
         int32_t xy[512];
         if (trial % 2) { /* odd trials split by the stencil's coordinates */
             for (int32_t r = 0; r < p.n; r++) {
@@ -208,6 +209,10 @@ static void test_errors_and_cancel(void)
     CHECK(topomap_map_topdown(m, &p, alloc, 4, 1, &o, pe_of) == TOPOMAP_EINVAL);
     CHECK(strstr(topomap_last_error(), "congestion_sweeps >= 0") != NULL);
     o.congestion_sweeps = 0;
+    o.flow_min = -1;
+    CHECK(topomap_map_topdown(m, &p, alloc, 4, 1, &o, pe_of) == TOPOMAP_EINVAL);
+    CHECK(strstr(topomap_last_error(), "flow_min >= 0") != NULL);
+    o.flow_min = 0;
     CHECK(topomap_map_topdown(m, &p, alloc, 3, 1, &o, pe_of) == TOPOMAP_EINVAL); /* 4 processes, 3 PEs */
     o.run.progress = stop_at_once;
     CHECK(topomap_map_topdown(m, &p, alloc, 4, 1, &o, pe_of) == TOPOMAP_ECANCELED);

@@ -47,13 +47,17 @@ from ..registry import register
 from ._options import core_map, is_flag, is_int
 from .libtopomap import _geometry
 
-__all__ = ["topdown", "decomposition", "process_grid", "rank_grid", "EFFORTS"]
+__all__ = ["topdown", "decomposition", "process_grid", "rank_grid", "EFFORTS", "FLOW_MIN"]
 
 _PCOORD_LIMIT = 2**20   # the core packs three coordinates into one sort key
 #: Up to this many processes, on machines without coordinates (trees, fat trees, dragonflies, fabrics),
 #: a grid pattern is also partitioned as a graph and the lower J kept; above, the grid alone (the
 #: partitioner costs 128 s at 10^6 where the grid costs 23 s).
 BOTH_LIMIT = 2**17
+
+#: Graph bisections of at least this many processes add max-flow refinement (map_dualrb.c's
+#: TOPOMAP_TOPDOWN_FLOW_MIN, where the measurements are).
+FLOW_MIN = 32768
 
 #: Presets: multilevel runs per bisection, local-search sweeps, complete tries,
 #: congestion-search sweeps.
@@ -285,13 +289,15 @@ def _process_coords(pattern: Pattern, coords: Any) -> np.ndarray | None:
               "congestion_sweeps": (None, "then at most this many sweeps of the bounded search on maximum link "
                                           "congestion over the processes on the hottest links (0: none; default: "
                                           "the preset's 2, 10, 40)"),
+              "flow_min": (FLOW_MIN, "graph bisections of at least this many processes also refine their cut by "
+                                     "max flow (partition(flows=True)); 0: never"),
           },
           source="Pellegrini & Roman, HPCN 1996 (Scotch DRB); Schulz & Träff, SEA 2017 (VieM search)",
           c_file="map_dualrb.c")
 def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
             progress: Callable[[float], Any] | None, effort: str, tries: int | None, context: bool,
             sweeps: int | None, depth: int, max_partners: int, coords: Any,
-            congestion_sweeps: int | None) -> np.ndarray:
+            congestion_sweeps: int | None, flow_min: int) -> np.ndarray:
     """Dual recursive bipartitioning onto any machine, then local search.
 
     Parameters
@@ -329,6 +335,11 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
         LocalOpt over the processes on the hottest links, each against at
         most ``max_partners`` processes two traffic hops away or on a
         partner's node); it never raises the maximum.  0 turns it off.
+    flow_min : int
+        Where the traffic graph is partitioned, bisections of at least this
+        many processes add max-flow refinement (:func:`topomap.partition`'s
+        ``flows``): straighter cuts at the top levels, where a jagged cut
+        misplaces everything below it.  0 never adds it.
 
     Returns
     -------
@@ -355,7 +366,8 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
     if not is_flag(context):
         raise MappingError(f"topdown: option context must be True or False, got {context!r}")
     for name, value, low in (("sweeps", sweeps, 0), ("depth", depth, 0), ("max_partners", max_partners, 1),
-                             ("tries", tries, 1), ("congestion_sweeps", congestion_sweeps, 0)):
+                             ("tries", tries, 1), ("congestion_sweeps", congestion_sweeps, 0),
+                             ("flow_min", flow_min, 0)):
         if not is_int(value) or not low <= value <= 2**31 - 1:
             raise MappingError(f"topdown: option {name} must be an integer >= {low}, got {value!r}")
     pcoords = _process_coords(pattern, coords)
@@ -365,7 +377,7 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
     def run(report: Callable[[float], Any] | None, **by: Any) -> np.ndarray:
         return core_map("topdown", _core.map_topdown, pattern, allocation, seed, capacity, report, order=order,
                         gap=gap, context=int(context), sweeps=sweeps, depth=depth, max_partners=max_partners,
-                        ntries=ntries, tries=tries, congestion_sweeps=congestion_sweeps, **by,
+                        ntries=ntries, tries=tries, congestion_sweeps=congestion_sweeps, flow_min=flow_min, **by,
                         **_geometry(allocation))
 
     geometric = bool(_geometry(allocation))
