@@ -54,8 +54,9 @@
      grid, seed 0 cut the 80^3 half at 13,284 where two straight planes
      cost 12,800, and ended at hop-bytes 0.121 x block (Scotch 0.087).
      With flows from 32,768 processes: 0.056 and 0.084 for seeds 0 and 3
-     (0.121 and 0.122 before), at 1.5x the CPU; with one multilevel run
-     per bisection there as well, 0.090 and 0.094 at 1.15x.  On the
+     (0.121 and 0.122 before), at 1.5x the CPU; from 131,072 processes,
+     0.076 and 0.087 at 1.15x; from 32,768 with one multilevel run per
+     bisection there, 0.090 and 0.094 at 1.15x.  On the
      72x36x36 stencil (torus:18x18x18/16) the median of seeds 0-9 went
      from 0.147 to 0.138 at the same CPU; smaller inputs are unchanged.
    - Congestion: with congestion_sweeps > 0, the kept mapping then goes
