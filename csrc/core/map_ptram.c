@@ -595,12 +595,6 @@ static int is_free(const ptram *s, int32_t p, int32_t j)
                         : s->used[j] + s->size[p] <= s->an->slots[j];
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* cand[0..ncand) = the first cand_limit free nodes for the pending unit p
    that a breadth-first search of the network from all its placed
    neighbours' nodes at once reaches (the nodes fewest hops from one of
@@ -628,7 +622,7 @@ static void find_candidates(ptram *s, int32_t p)
     }
     for (int32_t j = 0; j < s->N && !c; j++) /* none reachable: the network is cut; the first free node */
         if (is_free(s, p, j)) s->cand[c++] = j;
-    qsort(s->cand, (size_t)c, sizeof *s->cand, cmp_i32);
+    qsort(s->cand, (size_t)c, sizeof *s->cand, topomap_i_cmp_i32);
     for (int32_t i = 0; i < c; i++) s->cmark[s->cand[i]] = s->step + 1;
     s->ncand = c;
 }
