@@ -54,11 +54,16 @@
      grid, seed 0 cut the 80^3 half at 13,284 where two straight planes
      cost 12,800, and ended at hop-bytes 0.121 x block (Scotch 0.087).
      With flows from 32,768 processes: 0.056 and 0.084 for seeds 0 and 3
-     (0.121 and 0.122 before), at 1.5x the CPU; from 131,072 processes,
-     0.076 and 0.087 at 1.15x; from 32,768 with one multilevel run per
-     bisection there, 0.090 and 0.094 at 1.15x.  On the
-     72x36x36 stencil (torus:18x18x18/16) the median of seeds 0-9 went
-     from 0.147 to 0.138 at the same CPU; smaller inputs are unchanged.
+     (0.121 and 0.122 before) in 120 s of CPU against 130 s before; from
+     131,072 processes, 0.076 and 0.087; from 32,768 with one multilevel
+     run per bisection there, 0.090 and 0.094.  On the 72x36x36 stencil
+     (torus:18x18x18/16) the median of seeds 0-9 went from 0.147 to 0.138
+     at the same CPU; smaller inputs are unchanged.  Only the plain min
+     cut gets flows, not the anchored split: its anchors weigh about np / 2,
+     the partitioner's relaxed limits (cap + heaviest vertex) then let the
+     flow band take the whole part, and at 10^6 those networks cost 70 s
+     of 190 for the same mapping (seeds 0 and 3) or a slightly better one
+     without them (seed 1: 0.0578 against 0.0587).
    - Congestion: with congestion_sweeps > 0, the kept mapping then goes
      through the bounded search on maximum link congestion
      (map_congestion_search.c), seeded from (seed, 0xc0).
@@ -305,6 +310,7 @@ static int bisect(drb *c, const int32_t *P, int32_t np, int32_t k0, int32_t k1, 
         double caps[2] = {(double)np + 1, (double)np + 1};
         topomap_ugraph g = subgraph(c, P, np, k1 + 1, k0 + 1);
         topomap_partition_options o = popts(c, np);
+        o.flows = 0; /* see "Max flow at the top" */
         rc = topomap_partition(&g, 2, caps, &o, c->side, NULL, NULL);
         if (rc && rc != TOPOMAP_EINVAL) return rc; /* EINVAL: no packing found */
         if (!rc && c->side[np] != c->side[np + 1]) {
