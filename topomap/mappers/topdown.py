@@ -51,8 +51,8 @@ __all__ = ["topdown", "decomposition", "process_grid", "rank_grid", "EFFORTS", "
 
 _PCOORD_LIMIT = 2**20   # the core packs three coordinates into one sort key
 #: Up to this many processes, on machines without coordinates (trees, fat trees, dragonflies, fabrics),
-#: a grid pattern is also partitioned as a graph and the lower J kept; above, the grid alone (the
-#: partitioner costs 210 s at 10^6 where the grid costs 23 s).
+#: a grid pattern is also partitioned as a graph and the lower J kept; above, the grid alone (on the
+#: 10^6 fat tree the partitioner costs 46 s where the grid costs 24 s).
 BOTH_LIMIT = 2**17
 
 #: Graph bisections of at least this many processes add max-flow refinement (map_dualrb.c's
