@@ -338,8 +338,10 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
     flow_min : int
         Where the traffic graph is partitioned, bisections of at least this
         many processes add max-flow refinement (:func:`topomap.partition`'s
-        ``flows``): straighter cuts at the top levels, where a jagged cut
-        misplaces everything below it.  0 never adds it.
+        ``flows``) to their plain min cut (the split weighted by where the
+        outside neighbours are bound runs without): straighter cuts at the
+        top levels, where a jagged cut misplaces everything below it.  0
+        never adds it.
 
     Returns
     -------
