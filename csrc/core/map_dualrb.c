@@ -48,11 +48,12 @@
      best of 3.
 
    - Max flow at the top: bisections of at least flow_min processes
-     (default TOPOMAP_TOPDOWN_FLOW_MIN = 32,768) run the partitioner with
-     flows (partition_flow.c).  A jagged top cut misplaces every process
-     below it: on the 160x80x80 stencil onto torus:40x40x40/16 without its
-     grid, seed 0 cut the 80^3 half at 13,284 where two straight planes
-     cost 12,800, and ended at hop-bytes 0.121 x block (Scotch 0.087).
+     (default TOPOMAP_TOPDOWN_FLOW_MIN = 32,768) run the plain min cut's
+     partitioner with flows (partition_flow.c).  A jagged top cut
+     misplaces every process below it: on the 160x80x80 stencil onto
+     torus:40x40x40/16 without its grid, seed 0 cut the 80^3 half at
+     13,284 where two straight planes cost 12,800, and ended at hop-bytes
+     0.121 x block (Scotch 0.087).
      With flows from 32,768 processes: 0.056 and 0.084 for seeds 0 and 3
      (0.121 and 0.122 before) in 120 s of CPU against 130 s before; from
      131,072 processes, 0.076 and 0.087; from 32,768 with one multilevel
@@ -280,7 +281,7 @@ static topomap_ugraph subgraph(drb *c, const int32_t *P, int32_t np, double w0, 
     return (topomap_ugraph){np + 2, c->sxadj, c->sadj, c->swgt, c->svw};
 }
 
-static topomap_partition_options popts(drb *c, int32_t np)
+static topomap_partition_options popts(drb *c)
 {
     topomap_partition_options o;
     topomap_partition_options_init(&o);
@@ -288,7 +289,6 @@ static topomap_partition_options popts(drb *c, int32_t np)
     o.hard = 1;
     o.seed = topomap_rng_mix(c->seed ^ topomap_rng_mix((uint64_t)c->calls++));
     o.ntries = c->opt->ntries;
-    o.flows = c->opt->flow_min > 0 && np >= c->opt->flow_min;
     c->inner.lo = c->inner.hi = c->t->lo + (c->t->hi - c->t->lo) * (double)c->placed / c->n;
     o.progress = topomap_i_ticker_cb;
     o.progress_ctx = &c->inner;
@@ -309,8 +309,7 @@ static int bisect(drb *c, const int32_t *P, int32_t np, int32_t k0, int32_t k1, 
            exactly k0 processes, whichever side the partitioner calls it */
         double caps[2] = {(double)np + 1, (double)np + 1};
         topomap_ugraph g = subgraph(c, P, np, k1 + 1, k0 + 1);
-        topomap_partition_options o = popts(c, np);
-        o.flows = 0; /* see "Max flow at the top" */
+        topomap_partition_options o = popts(c); /* no flows: see "Max flow at the top" */
         rc = topomap_partition(&g, 2, caps, &o, c->side, NULL, NULL);
         if (rc && rc != TOPOMAP_EINVAL) return rc; /* EINVAL: no packing found */
         if (!rc && c->side[np] != c->side[np + 1]) {
@@ -321,7 +320,8 @@ static int bisect(drb *c, const int32_t *P, int32_t np, int32_t k0, int32_t k1, 
     }
     double caps[2] = {(double)k0, (double)k1};
     topomap_ugraph g = subgraph(c, P, np, 0, 0);
-    topomap_partition_options o = popts(c, np);
+    topomap_partition_options o = popts(c);
+    o.flows = c->opt->flow_min > 0 && np >= c->opt->flow_min;
     if ((rc = topomap_partition(&g, 2, caps, &o, c->side, NULL, NULL))) return rc;
     double plain = objective(c, P, np, c->side, 0);
     int flip = 0;

@@ -55,7 +55,7 @@ _PCOORD_LIMIT = 2**20   # the core packs three coordinates into one sort key
 #: 10^6 fat tree the partitioner costs 46 s where the grid costs 24 s).
 BOTH_LIMIT = 2**17
 
-#: Graph bisections of at least this many processes add max-flow refinement (map_dualrb.c's
+#: Plain min cuts of at least this many processes add max-flow refinement (map_dualrb.c's
 #: TOPOMAP_TOPDOWN_FLOW_MIN, where the measurements are).
 FLOW_MIN = 32768
 
@@ -289,8 +289,8 @@ def _process_coords(pattern: Pattern, coords: Any) -> np.ndarray | None:
               "congestion_sweeps": (None, "then at most this many sweeps of the bounded search on maximum link "
                                           "congestion over the processes on the hottest links (0: none; default: "
                                           "the preset's 2, 10, 40)"),
-              "flow_min": (FLOW_MIN, "graph bisections of at least this many processes also refine their cut by "
-                                     "max flow (partition(flows=True)); 0: never"),
+              "flow_min": (FLOW_MIN, "graph bisections of at least this many processes also refine their plain "
+                                     "min cut by max flow (partition(flows=True)); 0: never"),
           },
           source="Pellegrini & Roman, HPCN 1996 (Scotch DRB); Schulz & Träff, SEA 2017 (VieM search)",
           c_file="map_dualrb.c")

@@ -42,7 +42,7 @@ typedef struct {
     int32_t ntries;  /* multilevel runs per bisection, the best kept */
     int32_t tries;   /* complete runs with derived seeds, the lowest QAP objective kept */
     int32_t congestion_sweeps; /* then a bounded search on maximum link congestion; 0: none */
-    int32_t flow_min; /* graph bisections of at least this many processes add max-flow refinement; 0: none */
+    int32_t flow_min; /* plain min cuts of at least this many processes add max-flow refinement; 0: none */
 } topomap_topdown_options;
 
 /* context 1, sweeps 4, depth 2, max_partners 64, ntries 2, tries 1, congestion_sweeps 0,
