@@ -19,6 +19,7 @@
 #include <math.h>
 #include "topomap/error.h"
 #include "topomap/eval.h"
+#include "eval_deltas.h"
 #include "sorted.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -620,6 +621,91 @@ static int relocate(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_
         }
     }
 #undef NEWPE
+    return rc;
+}
+
+int topomap_i_link_deltas_init(topomap_i_link_deltas *d, int32_t nlinks)
+{
+    d->n = 0;
+    d->cap = 64;
+    d->where = malloc(((size_t)nlinks + 1) * sizeof *d->where);
+    d->links = malloc((size_t)d->cap * sizeof *d->links);
+    d->dw = malloc((size_t)d->cap * sizeof *d->dw);
+    if (!d->where || !d->links || !d->dw) {
+        topomap_i_link_deltas_free(d);
+        return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for the link deltas of %d links", (int)nlinks);
+    }
+    for (int32_t l = 0; l < nlinks; l++) d->where[l] = -1;
+    return TOPOMAP_OK;
+}
+
+void topomap_i_link_deltas_free(topomap_i_link_deltas *d)
+{
+    free(d->where);
+    free(d->links);
+    free(d->dw);
+    d->where = d->links = NULL;
+    d->dw = NULL;
+}
+
+/* Add w bytes (< 0: remove) along the route of one message a -> b. */
+static int delta_route(const topomap_eval *e, int32_t a, int32_t b, double w, topomap_i_link_deltas *d)
+{
+    if (a < 0 || b < 0) return TOPOMAP_OK;
+    int32_t na = topomap_machine_node_of(e->m, a), nb = topomap_machine_node_of(e->m, b);
+    if (na == nb) return TOPOMAP_OK;
+    int32_t h = topomap_machine_route(e->m, na, nb, e->route_buf);
+    if (h < 0)
+        return topomap_i_fail(TOPOMAP_EINVAL, "the machine has no route from node %d to node %d (PE %d -> PE %d)",
+                              (int)na, (int)nb, (int)a, (int)b);
+    if (d->n + h > d->cap) {
+        int64_t cap = 2 * (d->n + h);
+        int32_t *links = realloc(d->links, (size_t)cap * sizeof *links);
+        if (links) d->links = links;
+        double *dw = links ? realloc(d->dw, (size_t)cap * sizeof *dw) : NULL;
+        if (!dw) return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for %lld link deltas", (long long)cap);
+        d->dw = dw;
+        d->cap = cap;
+    }
+    for (int32_t r = 0; r < h; r++) {
+        int32_t l = e->route_buf[r];
+        if (d->where[l] < 0) {
+            d->where[l] = (int32_t)d->n;
+            d->links[d->n] = l;
+            d->dw[d->n++] = 0;
+        }
+        d->dw[d->where[l]] += w;
+    }
+    return TOPOMAP_OK;
+}
+
+/* The same messages as relocate(), in the same order. */
+int topomap_i_eval_link_deltas(const topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t new_q,
+                               topomap_i_link_deltas *d)
+{
+    if (e->distance_only) return topomap_i_fail(TOPOMAP_EINVAL, "link deltas need an evaluator with link loads");
+    const topomap_pattern *pt = &e->p;
+    int rc = TOPOMAP_OK;
+    d->n = 0;
+#define NEWPE(x) ((x) == p ? new_p : (x) == q ? new_q : e->pe_of[x])
+    for (int side = 0; side < 2 && !rc; side++) {
+        int32_t x = side == 0 ? p : q;
+        if (x < 0) break;
+        for (int64_t k = pt->indptr[x]; k < pt->indptr[x + 1] && !rc; k++) {
+            int32_t y = pt->indices[k];
+            if (side == 1 && y == p) continue;
+            rc = delta_route(e, e->pe_of[x], e->pe_of[y], -pt->bytes[k], d);
+            if (!rc) rc = delta_route(e, NEWPE(x), NEWPE(y), pt->bytes[k], d);
+        }
+        for (int64_t k = e->t_indptr[x]; k < e->t_indptr[x + 1] && !rc; k++) {
+            int32_t y = e->t_indices[k];
+            if (side == 1 && y == p) continue;
+            rc = delta_route(e, e->pe_of[y], e->pe_of[x], -e->t_bytes[k], d);
+            if (!rc) rc = delta_route(e, NEWPE(y), NEWPE(x), e->t_bytes[k], d);
+        }
+    }
+#undef NEWPE
+    for (int64_t i = 0; i < d->n; i++) d->where[d->links[i]] = -1;
     return rc;
 }
 

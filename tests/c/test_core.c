@@ -1,9 +1,11 @@
 /* The C core on its own, built with AddressSanitizer and UBSan (see Makefile).
    Hand-worked cases, error paths, and incremental == full recomputation over
-   long random walks on every network kind. */
+   long random walks on every network kind (the link deltas a change would
+   make == the loads it then makes). */
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/topomap.h"
+#include "eval_deltas.h"
 #include "check.h"
 
 static const int32_t flat1_groups[1] = {0};
@@ -123,23 +125,37 @@ static void random_walk(const topomap_machine *m, uint64_t seed, int steps)
     topomap_eval *e = NULL;
     CHECK(topomap_eval_create(m, &p, pe_of, NULL, &e) == TOPOMAP_OK);
     if (!e) return;
+    int32_t L = topomap_machine_nlinks(m);
+    double *before = malloc(((size_t)L + 1) * sizeof *before), *expect = malloc(((size_t)L + 1) * sizeof *expect);
+    topomap_i_link_deltas d;
+    CHECK(topomap_i_link_deltas_init(&d, L) == TOPOMAP_OK);
     for (int s = 0; s < steps; s++) {
         topomap_metrics tried, now, full;
         int32_t a = (int32_t)topomap_rng_below(&r, (uint64_t)n);
+        memcpy(before, topomap_eval_link_loads(e), (size_t)L * sizeof *before);
         if (s % 2) {
             int32_t pe = topomap_rng_below(&r, 6) ? (int32_t)topomap_rng_below(&r, (uint64_t)npes) : TOPOMAP_UNPLACED;
+            CHECK(topomap_i_eval_link_deltas(e, a, pe, -1, -1, &d) == 0);
             CHECK(topomap_eval_try_move(e, a, pe, &tried) == 0);
             CHECK(topomap_eval_move(e, a, pe) == 0);
         } else {
             int32_t b = (int32_t)topomap_rng_below(&r, (uint64_t)n);
+            const int32_t *at = topomap_eval_mapping(e);
+            CHECK(topomap_i_eval_link_deltas(e, a, at[b], b, at[a], &d) == 0);
             CHECK(topomap_eval_try_swap(e, a, b, &tried) == 0);
             CHECK(topomap_eval_swap(e, a, b) == 0);
         }
+        memcpy(expect, before, (size_t)L * sizeof *expect);
+        for (int64_t i = 0; i < d.n; i++) expect[d.links[i]] += d.dw[i];
+        CHECK(memcmp(expect, topomap_eval_link_loads(e), (size_t)L * sizeof *expect) == 0);
         topomap_eval_metrics(e, &now);
         CHECK(topomap_evaluate(m, &p, topomap_eval_mapping(e), NULL, &full, NULL) == 0);
         CHECK(metrics_equal(&tried, &full));
         CHECK(metrics_equal(&now, &full));
     }
+    topomap_i_link_deltas_free(&d);
+    free(before);
+    free(expect);
     topomap_eval_destroy(e);
     free(indptr);
     free(idx);
