@@ -14,7 +14,8 @@
      partner's node.  (On the 72x36x36 stencil onto torus:18x18x18/16 the
      processes on the partners' nodes take the maximum from 0.257 to 0.230
      x block's; traffic hops alone stop at 0.257.)
-   - Acceptance (topomap_i_congestion_better), first improvement, as
+   - Acceptance (topomap_i_congestion_better, judged from the links a
+     change touches: map_congestion_judge.c), first improvement, as
      LocalOpt: a lower maximum, or the same maximum and a lower sum of
      squared congestions.  The maximum never increases; hop-bytes may rise
      slightly (measured +0.1 % on stencils).
@@ -28,41 +29,18 @@
      boundary link), lowering the sum of squares alone cost 20 s at 10^5
      processes for no change of the maximum.
 
-   - A try is judged from the links it touches (eval_deltas.h) and the
-     number of links at the maximum, kept up to date; only accepted changes
-     go through the evaluator.  The evaluator's full try (journal, max tree,
-     rollback) took 24 % of the top-down mapping of the 36x18x18 stencil
-     onto torus:9x9x9/16 (1.14 s of CPU, now 0.87 s, the same mappings).
-
    Complexity per sweep: O(messages x route length) to find the hot
    processes, then O(hot x max_partners) tries of O((deg a + deg b) x route
-   length) each, O((deg a + deg b) x route length x log links) per accepted
-   change and O(links) each time the maximum falls; memory O(n + PEs +
-   links + route). */
+   length) each; memory O(n + PEs + links + route). */
 #include <assert.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/error.h"
 #include "topomap/rng.h"
-#include "eval_deltas.h"
 #include "map_congestion_search.h"
 
 #define HOT_CAP 2048
 #define STALE 3
-
-static double sum_of_squares(const topomap_metrics *mt)
-{
-    double avg = mt->nz_congestion_avg;
-    return (double)mt->nz_links * (mt->nz_congestion_var + avg * avg);
-}
-
-int topomap_i_congestion_better(const topomap_metrics *a, const topomap_metrics *cur)
-{
-    if (a->max_congestion != cur->max_congestion) return a->max_congestion < cur->max_congestion;
-    double s = sum_of_squares(cur);
-    return sum_of_squares(a) < s - 1e-9 * s;
-}
 
 typedef struct {
     const topomap_machine *m;
@@ -70,11 +48,7 @@ typedef struct {
     const topomap_ugraph *g;
     const topomap_alloc_nodes *an;
     int32_t max_partners;
-    topomap_eval *e;
-    topomap_metrics cur;
-    topomap_i_link_deltas d; /* of the change being judged */
-    int64_t at_max;          /* links at the maximum congestion */
-    int64_t touched_at_max;  /* of them, those the change judged last touches */
+    topomap_i_congestion_judge j; /* the evaluator and the acceptance rule */
     topomap_rng rng;
     int32_t *route;
     int32_t *hot;   /* n */
@@ -90,14 +64,14 @@ typedef struct {
 
 static int32_t node_of_proc(const cs *c, int32_t u)
 {
-    return topomap_machine_node_of(c->m, topomap_eval_mapping(c->e)[u]);
+    return topomap_machine_node_of(c->m, topomap_eval_mapping(c->j.e)[u]);
 }
 
 /* The processes with a message over a link of congestion >= thresh. */
 static int32_t hot_processes(cs *c, double thresh)
 {
     const topomap_pattern *p = c->p;
-    const double *load = topomap_eval_link_loads(c->e);
+    const double *load = topomap_eval_link_loads(c->j.e);
     memset(c->mark, 0, (size_t)p->n);
     for (int32_t u = 0; u < p->n; u++) {
         int32_t nu = node_of_proc(c, u);
@@ -198,63 +172,6 @@ static int32_t room_near(const cs *c, int32_t v)
     return -1;
 }
 
-static double congestion(const cs *c, int32_t l, double load) { return load / topomap_machine_link_capacity(c->m, l); }
-
-static int64_t count_at_max(const cs *c)
-{
-    const double *load = topomap_eval_link_loads(c->e);
-    int64_t k = 0;
-    for (int32_t l = 0, L = topomap_machine_nlinks(c->m); l < L; l++)
-        k += congestion(c, l, load[l]) == c->cur.max_congestion;
-    return k;
-}
-
-/* topomap_i_congestion_better's verdict on moving p to new_p and q (or -1)
-   to new_q, from the links the change touches alone: a touched link above
-   the maximum rejects it, every link at the maximum touched and lowered
-   accepts it, else the sum of squares decides.  *rc on failure. */
-static int better(cs *c, int32_t p, int32_t new_p, int32_t q, int32_t new_q, int *rc)
-{
-    if ((*rc = topomap_i_eval_link_deltas(c->e, p, new_p, q, new_q, &c->d))) return 0;
-    const double *load = topomap_eval_link_loads(c->e);
-    double mx = c->cur.max_congestion, top = 0, d2 = 0;
-    int64_t lowered = 0;
-    c->touched_at_max = 0;
-    for (int64_t i = 0; i < c->d.n; i++) {
-        int32_t l = c->d.links[i];
-        double before = congestion(c, l, load[l]), after = congestion(c, l, load[l] + c->d.dw[i]);
-        top = after > top ? after : top;
-        c->touched_at_max += before == mx;
-        lowered += before == mx && after < mx;
-        d2 += after * after - before * before;
-    }
-    double s = sum_of_squares(&c->cur);
-    int yes = top > mx ? 0 : top < mx && lowered == c->at_max ? 1 : d2 < -1e-9 * s;
-#ifndef NDEBUG /* the sanitizer build checks the verdict against the evaluator's full try (round-off ties aside) */
-    topomap_metrics after;
-    if (q < 0) *rc = topomap_eval_try_move(c->e, p, new_p, &after);
-    else *rc = topomap_eval_try_swap(c->e, p, q, &after);
-    assert(*rc || yes == topomap_i_congestion_better(&after, &c->cur) || fabs(d2 + 1e-9 * s) <= 1e-6 * (s + 1));
-#endif
-    return yes;
-}
-
-/* After the change judged last was made: the metrics, and the links at the
-   maximum (recounted when it fell, else adjusted over the links touched). */
-static void accepted(cs *c)
-{
-    double mx = c->cur.max_congestion;
-    topomap_eval_metrics(c->e, &c->cur);
-    if (c->cur.max_congestion != mx) {
-        c->at_max = count_at_max(c);
-        return;
-    }
-    const double *load = topomap_eval_link_loads(c->e);
-    c->at_max -= c->touched_at_max;
-    for (int64_t i = 0; i < c->d.n; i++) c->at_max += congestion(c, c->d.links[i], load[c->d.links[i]]) == mx;
-    assert(c->at_max == count_at_max(c));
-}
-
 /* Try hot process a against its partners and its neighbours' free PEs;
    1 when something was applied. */
 static int search(cs *c, int32_t a, int64_t *work, int *rc)
@@ -265,24 +182,24 @@ static int search(cs *c, int32_t a, int64_t *work, int *rc)
         int32_t b = c->cand[i];
         if (node_of_proc(c, b) == node_of_proc(c, a)) continue;
         *work += 1 + (c->g->xadj[a + 1] - c->g->xadj[a]) + (c->g->xadj[b + 1] - c->g->xadj[b]);
-        const int32_t *pe = topomap_eval_mapping(c->e);
-        if (!better(c, a, pe[b], b, pe[a], rc)) continue;
-        if ((*rc = topomap_eval_swap(c->e, a, b))) break;
+        const int32_t *pe = topomap_eval_mapping(c->j.e);
+        if (!topomap_i_judge_better(&c->j, a, pe[b], b, pe[a], rc)) continue;
+        if ((*rc = topomap_eval_swap(c->j.e, a, b))) break;
         swapped(c, a, b);
-        accepted(c);
+        topomap_i_judge_accepted(&c->j);
         moved = 1;
     }
     for (int64_t k = c->g->xadj[a]; k < c->g->xadj[a + 1] && !*rc; k++) {
-        int32_t v = node_of_proc(c, c->g->adjncy[k]), pe = room_near(c, v), from = topomap_eval_mapping(c->e)[a],
+        int32_t v = node_of_proc(c, c->g->adjncy[k]), pe = room_near(c, v), from = topomap_eval_mapping(c->j.e)[a],
                 ja = alloc_node(c, a);
         if (pe < 0 || v == node_of_proc(c, a)) continue;
         *work += 1 + (c->g->xadj[a + 1] - c->g->xadj[a]);
-        if (!better(c, a, pe, -1, -1, rc)) continue;
-        if ((*rc = topomap_eval_move(c->e, a, pe))) break;
+        if (!topomap_i_judge_better(&c->j, a, pe, -1, -1, rc)) continue;
+        if ((*rc = topomap_eval_move(c->j.e, a, pe))) break;
         moved_to(c, a, ja, c->index[v]);
         c->load[from]--;
         c->load[pe]++;
-        accepted(c);
+        topomap_i_judge_accepted(&c->j);
         moved = 1;
     }
     return moved;
@@ -325,16 +242,12 @@ int topomap_i_congestion_search(const topomap_machine *m, const topomap_pattern 
         c.pos[u] = c.cnt[j];
         c.list[c.off[j] + c.cnt[j]++] = u;
     }
-    if ((rc = topomap_eval_create(m, p, pe_of, NULL, &c.e)) ||
-        (rc = topomap_i_link_deltas_init(&c.d, topomap_machine_nlinks(m))))
-        goto cleanup;
-    topomap_eval_metrics(c.e, &c.cur);
-    c.at_max = count_at_max(&c);
+    if ((rc = topomap_i_judge_init(&c.j, m, p, pe_of))) goto cleanup;
     int warm = 0, stale = 0;
     int64_t work = 0;
-    for (int32_t pass = 0; pass < o->sweeps && c.cur.max_congestion > 0 && stale < STALE && !rc; pass++) {
-        int32_t nh = hot_processes(&c, (warm ? TOPOMAP_I_CONGESTION_WARM : 1.0) * c.cur.max_congestion);
-        double before = c.cur.max_congestion;
+    for (int32_t pass = 0; pass < o->sweeps && c.j.cur.max_congestion > 0 && stale < STALE && !rc; pass++) {
+        int32_t nh = hot_processes(&c, (warm ? TOPOMAP_I_CONGESTION_WARM : 1.0) * c.j.cur.max_congestion);
+        double before = c.j.cur.max_congestion;
         int improved = 0;
         nh = nh < HOT_CAP ? nh : HOT_CAP;
         for (int32_t i = 0; i < nh && !rc; i++) {
@@ -344,7 +257,7 @@ int topomap_i_congestion_search(const topomap_machine *m, const topomap_pattern 
         }
         if (!improved && warm) break;
         warm = !improved;
-        stale = c.cur.max_congestion < before ? 0 : stale + 1;
+        stale = c.j.cur.max_congestion < before ? 0 : stale + 1;
     }
 #ifndef NDEBUG /* the sanitizer build checks that the node lists followed every swap and move */
     for (int32_t u = 0; u < n && !rc; u++) {
@@ -352,10 +265,9 @@ int topomap_i_congestion_search(const topomap_machine *m, const topomap_pattern 
         assert(c.pos[u] < c.cnt[j] && c.list[c.off[j] + c.pos[u]] == u);
     }
 #endif
-    if (!rc) memcpy(pe_of, topomap_eval_mapping(c.e), (size_t)n * sizeof *pe_of);
+    if (!rc) memcpy(pe_of, topomap_eval_mapping(c.j.e), (size_t)n * sizeof *pe_of);
 cleanup:
-    topomap_eval_destroy(c.e);
-    topomap_i_link_deltas_free(&c.d);
+    topomap_i_judge_free(&c.j);
     free(c.route);
     free(c.hot);
     free(c.cand);

@@ -1,7 +1,8 @@
 /* Internal: bounded local search on maximum link congestion over any
    machine (map_congestion_search.c), the last phase of mappers that first
    optimise hop-bytes or J (map_dualrb.c); and the acceptance rule it shares
-   with Kumar's LocalOpt (map_maxcontention.c). */
+   with Kumar's LocalOpt (map_maxcontention.c), judged from link deltas
+   (map_congestion_judge.c). */
 #ifndef TOPOMAP_MAP_CONGESTION_SEARCH_H
 #define TOPOMAP_MAP_CONGESTION_SEARCH_H
 #include <stdint.h>
@@ -9,6 +10,7 @@
 #include "topomap/machine.h"
 #include "topomap/map.h"
 #include "topomap/partition.h"
+#include "eval_deltas.h"
 #include "map_physgraph.h"
 
 typedef struct {
@@ -25,6 +27,28 @@ typedef struct {
    and a lower sum of squared link congestions (relative 1e-9): the rule that
    spreads load off tied maxima until the maximum itself can drop. */
 int topomap_i_congestion_better(const topomap_metrics *a, const topomap_metrics *cur);
+
+/* That rule on changes not yet made: an evaluator of the current mapping,
+   its metrics, the links at the maximum and scratch for the deltas. */
+typedef struct {
+    const topomap_machine *m;
+    topomap_eval *e;
+    topomap_metrics cur;
+    topomap_i_link_deltas d; /* of the change judged last */
+    int64_t at_max;          /* links at the maximum congestion */
+    int64_t touched_at_max;  /* of them, those the change judged last touches */
+} topomap_i_congestion_judge;
+
+int topomap_i_judge_init(topomap_i_congestion_judge *j, const topomap_machine *m, const topomap_pattern *p,
+                         const int32_t *pe_of);
+void topomap_i_judge_free(topomap_i_congestion_judge *j);
+/* 1 when moving p to new_p and q (or -1) to new_q is better than now; *rc
+   on failure (no route). */
+int topomap_i_judge_better(topomap_i_congestion_judge *j, int32_t p, int32_t new_p, int32_t q, int32_t new_q,
+                           int *rc);
+/* After the change judged last has been made on j->e: j->cur and the count
+   of links at the maximum. */
+void topomap_i_judge_accepted(topomap_i_congestion_judge *j);
 
 /* Improve pe_of (PEs of the allocation described by an, at most
    `an->capacity` processes per PE) in place; g is the pattern's C + C^T.

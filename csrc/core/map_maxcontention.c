@@ -2,10 +2,9 @@
    EMAHD mapping chosen by maximum link load, then "LocalOpt": swap pairs of
    tasks whenever the swap lowers the metric.
 
-   Every swap is tried and applied through the incremental evaluator
-   (topomap_eval_try_swap / topomap_eval_swap on the group quotient, each
-   group on one PE of its node, which gives the full mapping's link loads):
-   its max tree answers the maximum, its running sums the sum of squares.
+   Every swap is judged from the links it touches (map_congestion_judge.c)
+   and applied through the incremental evaluator on the group quotient, each
+   group on one PE of its node, which gives the full mapping's link loads.
 
    Choices the thesis leaves open:
    - The metric is the evaluator's max_congestion: the largest load /
@@ -32,8 +31,8 @@
      a node that holds it.
 
    Complexity: EMAHD (map_mahd.c), then per sweep O(k x (n + m)) tries for k
-   hot or warm tasks (at most n), each O((deg a + deg b) x route length x
-   log links); finding those tasks costs O(E x route length). */
+   hot or warm tasks (at most n), each O((deg a + deg b) x route length);
+   finding those tasks costs O(E x route length). */
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/error.h"
@@ -84,7 +83,7 @@ static int solve(const topomap_i_qap *q, const void *ctx, const topomap_run_opti
     topomap_i_mahd_args emahd = {TOPOMAP_MAHD_AVERAGE, 1, TOPOMAP_OBJECTIVE_MAX_CONGESTION};
     rc = topomap_i_mahd_solve(q, &emahd, &sub, loc);
     if (rc) return rc;
-    topomap_eval *ev = NULL;
+    topomap_i_congestion_judge j = {0};
     int32_t *pe = malloc((size_t)n * sizeof *pe), *freel = malloc((size_t)m * sizeof *freel), nfree = 0;
     int32_t *hot = malloc((size_t)n * sizeof *hot);
     int32_t *route = malloc(((size_t)topomap_machine_max_route(q->machine) + 1) * sizeof *route);
@@ -99,16 +98,14 @@ static int solve(const topomap_i_qap *q, const void *ctx, const topomap_run_opti
     }
     for (int32_t l = 0; l < m; l++)
         if (!used[l]) freel[nfree++] = l;
-    rc = topomap_eval_create(q->machine, &q->flows, pe, NULL, &ev);
-    if (rc) goto cleanup;
-    topomap_metrics cur, after;
-    topomap_eval_metrics(ev, &cur);
+    if ((rc = topomap_i_judge_init(&j, q->machine, &q->flows, pe))) goto cleanup;
     topomap_i_ticker tk = {run, "max-contention", 0.3, 1.0, 0, 0};
     /* hot sweeps while they improve; then one warm sweep, and back to hot
        sweeps if that one moved anything */
     int warm = 0;
     for (int32_t pass = 0; pass < max_passes; pass++) {
-        int32_t nh = loaded_tasks(q, ev, (warm ? TOPOMAP_I_CONGESTION_WARM : 1.0) * cur.max_congestion, loc, route, mark, hot);
+        int32_t nh = loaded_tasks(q, j.e, (warm ? TOPOMAP_I_CONGESTION_WARM : 1.0) * j.cur.max_congestion, loc, route,
+                                  mark, hot);
         int improved = 0;
         for (int32_t i = 0; i < nh; i++) {
             int32_t a = hot[i];
@@ -116,29 +113,28 @@ static int solve(const topomap_i_qap *q, const void *ctx, const topomap_run_opti
             for (int32_t b = 0; b < n; b++) {
                 if (b == a || q->size[a] > q->cap[loc[b]] || q->size[b] > q->cap[loc[a]]) continue;
                 work += 1 + da + q->flows.indptr[b + 1] - q->flows.indptr[b];
-                rc = topomap_eval_try_swap(ev, a, b, &after);
+                const int32_t *at = topomap_eval_mapping(j.e);
+                int yes = topomap_i_judge_better(&j, a, at[b], b, at[a], &rc);
                 if (rc) goto cleanup;
-                if (!topomap_i_congestion_better(&after, &cur)) continue;
-                rc = topomap_eval_swap(ev, a, b);
-                if (rc) goto cleanup;
+                if (!yes) continue;
+                if ((rc = topomap_eval_swap(j.e, a, b))) goto cleanup;
+                topomap_i_judge_accepted(&j);
                 int32_t t = loc[a];
                 loc[a] = loc[b];
                 loc[b] = t;
-                topomap_eval_metrics(ev, &cur);
                 improved = 1;
             }
             for (int32_t f = 0; f < nfree; f++) {
                 int32_t l = freel[f];
                 if (q->size[a] > q->cap[l]) continue;
                 work += 1 + da;
-                rc = topomap_eval_try_move(ev, a, q->loc_pe[l], &after);
+                int yes = topomap_i_judge_better(&j, a, q->loc_pe[l], -1, -1, &rc);
                 if (rc) goto cleanup;
-                if (!topomap_i_congestion_better(&after, &cur)) continue;
-                rc = topomap_eval_move(ev, a, q->loc_pe[l]);
-                if (rc) goto cleanup;
+                if (!yes) continue;
+                if ((rc = topomap_eval_move(j.e, a, q->loc_pe[l]))) goto cleanup;
+                topomap_i_judge_accepted(&j);
                 freel[f] = loc[a];
                 loc[a] = l;
-                topomap_eval_metrics(ev, &cur);
                 improved = 1;
             }
             rc = topomap_i_tick(&tk, work, (double)pass / max_passes);
@@ -148,7 +144,7 @@ static int solve(const topomap_i_qap *q, const void *ctx, const topomap_run_opti
         warm = !improved;
     }
 cleanup:
-    topomap_eval_destroy(ev);
+    topomap_i_judge_free(&j);
     free(pe);
     free(freel);
     free(hot);
