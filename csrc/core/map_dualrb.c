@@ -31,7 +31,16 @@
      hops(range R, half Q) = the mean over up to 8 nodes of Q, spread, of
      the fewest route hops to up to 32 nodes of R (a golden-ratio stride).
      ext[u][h] = sum over u's traffic to outside processes of bytes x
-     hops(their range, half h).
+     hops(their range, half h).  With geometry, the fewest hops between
+     the boxes, plus 1e-5 x the hops without wrap-around on the rings the
+     range spans (box_hops): a half of a ring touches the other half at
+     both ends, and parts of one face that took different ends left seams
+     of 5-20 hops.  With that tie-break, on the torus stencils without
+     their grid: 36x18x18, seeds 0-9, hop-bytes median 0.192 -> 0.181 and
+     mean 0.183 -> 0.158 x block (3 seeds reach the embedding), maximum
+     congestion median 0.356 -> 0.301; 72x36x36, seeds 0-5, 0.145 -> 0.131
+     and 0.229 -> 0.188; 160x80x80, seeds 0-3, 0.059 -> 0.059 and 0.227 ->
+     0.182 (seed 2 worse, 0.059 -> 0.094; seed 3 better, 0.084 -> 0.055).
    - The bisection with gains: the part's traffic graph plus two anchors,
      one per half, each joined to the processes that prefer its half by how
      much more the other half costs them; the anchors weigh W + 1 and
@@ -43,8 +52,8 @@
    - Tries: `tries` complete runs, the first with the seed itself, the
      others with seeds derived from (seed, try); the lowest J is kept.  The
      cuts at the top levels are often tied and the run's quality varies
-     with the seed: hop-bytes 0.164 / 0.195 / 0.189 x block for seeds 0-2 on
-     the 36x18x18 stencil onto torus:9x9x9/16, 0.164 / 0.170 / 0.179 as the
+     with the seed: hop-bytes 0.136 / 0.191 / 0.107 x block for seeds 0-2 on
+     the 36x18x18 stencil onto torus:9x9x9/16, 0.136 / 0.165 / 0.107 as the
      best of 3.
 
    - Max flow at the top: bisections of at least flow_min processes
@@ -54,7 +63,8 @@
      torus:40x40x40/16 without its grid, seed 0 cut the 80^3 half at
      13,284 where two straight planes cost 12,800, and ended at hop-bytes
      0.121 x block (Scotch 0.087).
-     With flows from 32,768 processes: 0.056 and 0.084 for seeds 0 and 3
+     With flows from 32,768 processes (before the ring tie-break): 0.056
+     and 0.084 for seeds 0 and 3
      (0.121 and 0.122 before) in 120 s of CPU against 130 s before; from
      131,072 processes, 0.076 and 0.087; from 32,768 with one multilevel
      run per bisection there, 0.090 and 0.094.  On the 72x36x36 stencil
@@ -88,6 +98,7 @@
 
 #define NSAMPLE 32 /* nodes of a range its distance is measured to */
 #define NCOST 8    /* nodes of a half its distance is averaged over */
+#define RING_TIE 1e-5 /* weight of the hops without wrap-around, a tie-break (box_hops) */
 
 void topomap_topdown_options_init(topomap_topdown_options *opt)
 {
@@ -170,20 +181,24 @@ static int32_t cut_of(const drb *c, int32_t lo, int32_t hi)
 }
 
 /* Hops from range r to half q: with geometry the fewest between their
-   boxes (dimension-order routes), else the mean over up to NCOST nodes of
-   q of the fewest hops to up to NSAMPLE nodes of r. */
-static int64_t box_hops(const drb *c, int32_t a, int32_t b)
+   boxes (dimension-order routes) plus the ring tie-break (RING_TIE; see
+   "External gains" above); else the mean over up to NCOST nodes of q of the
+   fewest hops to up to NSAMPLE nodes of r. */
+static double box_hops(const drb *c, int32_t a, int32_t b)
 {
     const int32_t *x = c->box + 2 * (int64_t)a * c->opt->ndims, *y = c->box + 2 * (int64_t)b * c->opt->ndims;
-    int64_t sum = 0;
-    for (int32_t d = 0; d < c->opt->ndims; d++)
+    int64_t sum = 0, line = 0;
+    for (int32_t d = 0; d < c->opt->ndims; d++) {
         sum += topomap_i_interval_hops(x[2 * d], x[2 * d + 1], y[2 * d], y[2 * d + 1], c->opt->ring[d]);
-    return sum;
+        if (c->opt->ring[d] > 0 && x[2 * d + 1] > 1)
+            line += topomap_i_interval_hops(x[2 * d], x[2 * d + 1], y[2 * d], y[2 * d + 1], 0);
+    }
+    return (double)sum + RING_TIE * (double)line;
 }
 
 static double range_hops(const drb *c, range r, range q)
 {
-    if (c->opt->coords) return (double)box_hops(c, r.lo, q.lo);
+    if (c->opt->coords) return box_hops(c, r.lo, q.lo);
     int32_t ql = q.hi - q.lo, nq = ql < NCOST ? ql : NCOST, rl = r.hi - r.lo, nr = rl < NSAMPLE ? rl : NSAMPLE;
     int64_t sum = 0;
     for (int32_t i = 0; i < nq; i++) {

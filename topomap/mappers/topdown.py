@@ -62,7 +62,7 @@ FLOW_MIN = 32768
 #: Presets: multilevel runs per bisection, local-search sweeps, complete tries,
 #: congestion-search sweeps.
 #: On the 36x18x18 stencil onto torus:9x9x9/16 without its grid, seeds 0-2: hop-bytes
-#: 0.18-0.20 / 0.16-0.19 / 0.14-0.17 x block in 0.5 / 0.8 / 3.9 s of CPU; with it, the
+#: 0.11-0.21 / 0.11-0.19 / 0.11-0.16 x block in 0.5 / 0.8 / 3.9 s of CPU; with it, the
 #: embedding (0.107) in 0.5 s.
 EFFORTS = {"fast": (1, 1, 1, 2), "eco": (2, 4, 1, 10), "strong": (4, 8, 3, 40)}
 
