@@ -594,10 +594,14 @@ const int32_t *topomap_eval_mapping(const topomap_eval *e) { return e->pe_of; }
 const double *topomap_eval_link_loads(const topomap_eval *e) { return e->load; }
 const double *topomap_eval_level_bytes(const topomap_eval *e) { return e->level_bytes; }
 
-/* Move the messages of process x as if p sat on new_p and q on new_q
-   (q = -1 for a single move).  Messages between p and q are handled once,
-   from p's side. */
-static int relocate(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t new_q)
+typedef int (*moved_message)(topomap_eval *e, int32_t a, int32_t b, int32_t new_a, int32_t new_b, double w,
+                             double c, void *ctx);
+
+/* f(e, a, b, new a, new b, bytes, messages, ctx) for every entry a -> b
+   (PEs) with an end that moves if p sat on new_p and q (or -1) on new_q;
+   entries between p and q once, from p's side. */
+static inline int each_moved(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t new_q, moved_message f,
+                             void *ctx)
 {
     const topomap_pattern *pt = &e->p;
     int rc = TOPOMAP_OK;
@@ -608,20 +612,31 @@ static int relocate(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_
         for (int64_t k = pt->indptr[x]; k < pt->indptr[x + 1] && !rc; k++) {
             int32_t y = pt->indices[k];
             if (side == 1 && y == p) continue;
-            double c = e->msgs ? e->msgs[k] : 1.0;
-            rc = message_update(e, e->pe_of[x], e->pe_of[y], pt->bytes[k], c, -1);
-            if (!rc) rc = message_update(e, NEWPE(x), NEWPE(y), pt->bytes[k], c, +1);
+            rc = f(e, e->pe_of[x], e->pe_of[y], NEWPE(x), NEWPE(y), pt->bytes[k], e->msgs ? e->msgs[k] : 1.0, ctx);
         }
         for (int64_t k = e->t_indptr[x]; k < e->t_indptr[x + 1] && !rc; k++) {
             int32_t y = e->t_indices[k];
             if (side == 1 && y == p) continue;
-            double c = e->t_msgs ? e->t_msgs[k] : 1.0;
-            rc = message_update(e, e->pe_of[y], e->pe_of[x], e->t_bytes[k], c, -1);
-            if (!rc) rc = message_update(e, NEWPE(y), NEWPE(x), e->t_bytes[k], c, +1);
+            rc = f(e, e->pe_of[y], e->pe_of[x], NEWPE(y), NEWPE(x), e->t_bytes[k], e->t_msgs ? e->t_msgs[k] : 1.0, ctx);
         }
     }
 #undef NEWPE
     return rc;
+}
+
+static int move_message(topomap_eval *e, int32_t a, int32_t b, int32_t new_a, int32_t new_b, double w, double c,
+                        void *ctx)
+{
+    (void)ctx;
+    int rc = message_update(e, a, b, w, c, -1);
+    return rc ? rc : message_update(e, new_a, new_b, w, c, +1);
+}
+
+/* Move the messages of p and q as if p sat on new_p and q on new_q (q = -1
+   for a single move). */
+static int relocate(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t new_q)
+{
+    return each_moved(e, p, new_p, q, new_q, move_message, NULL);
 }
 
 int topomap_i_link_deltas_init(topomap_i_link_deltas *d, int32_t nlinks)
@@ -649,7 +664,7 @@ void topomap_i_link_deltas_free(topomap_i_link_deltas *d)
 }
 
 /* Add w bytes (< 0: remove) along the route of one message a -> b. */
-static int delta_route(const topomap_eval *e, int32_t a, int32_t b, double w, topomap_i_link_deltas *d)
+static int delta_route(topomap_eval *e, int32_t a, int32_t b, double w, topomap_i_link_deltas *d)
 {
     if (a < 0 || b < 0) return TOPOMAP_OK;
     int32_t na = topomap_machine_node_of(e->m, a), nb = topomap_machine_node_of(e->m, b);
@@ -679,32 +694,20 @@ static int delta_route(const topomap_eval *e, int32_t a, int32_t b, double w, to
     return TOPOMAP_OK;
 }
 
-/* The same messages as relocate(), in the same order. */
-int topomap_i_eval_link_deltas(const topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t new_q,
+static int delta_message(topomap_eval *e, int32_t a, int32_t b, int32_t new_a, int32_t new_b, double w, double c,
+                         void *d)
+{
+    (void)c;
+    int rc = delta_route(e, a, b, -w, d);
+    return rc ? rc : delta_route(e, new_a, new_b, w, d);
+}
+
+int topomap_i_eval_link_deltas(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t new_q,
                                topomap_i_link_deltas *d)
 {
     if (e->distance_only) return topomap_i_fail(TOPOMAP_EINVAL, "link deltas need an evaluator with link loads");
-    const topomap_pattern *pt = &e->p;
-    int rc = TOPOMAP_OK;
     d->n = 0;
-#define NEWPE(x) ((x) == p ? new_p : (x) == q ? new_q : e->pe_of[x])
-    for (int side = 0; side < 2 && !rc; side++) {
-        int32_t x = side == 0 ? p : q;
-        if (x < 0) break;
-        for (int64_t k = pt->indptr[x]; k < pt->indptr[x + 1] && !rc; k++) {
-            int32_t y = pt->indices[k];
-            if (side == 1 && y == p) continue;
-            rc = delta_route(e, e->pe_of[x], e->pe_of[y], -pt->bytes[k], d);
-            if (!rc) rc = delta_route(e, NEWPE(x), NEWPE(y), pt->bytes[k], d);
-        }
-        for (int64_t k = e->t_indptr[x]; k < e->t_indptr[x + 1] && !rc; k++) {
-            int32_t y = e->t_indices[k];
-            if (side == 1 && y == p) continue;
-            rc = delta_route(e, e->pe_of[y], e->pe_of[x], -e->t_bytes[k], d);
-            if (!rc) rc = delta_route(e, NEWPE(y), NEWPE(x), e->t_bytes[k], d);
-        }
-    }
-#undef NEWPE
+    int rc = each_moved(e, p, new_p, q, new_q, delta_message, d);
     for (int64_t i = 0; i < d->n; i++) d->where[d->links[i]] = -1;
     return rc;
 }

@@ -20,7 +20,7 @@ void topomap_i_link_deltas_free(topomap_i_link_deltas *d);
 /* Into d: every link whose load changes if p moved to new_p and q (or -1)
    to new_q, with the change; the evaluator is left as it was.  Fails on a
    distance-only evaluator or a pair of nodes without a route. */
-int topomap_i_eval_link_deltas(const topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t new_q,
+int topomap_i_eval_link_deltas(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t new_q,
                                topomap_i_link_deltas *d);
 
 #endif
