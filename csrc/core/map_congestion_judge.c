@@ -41,7 +41,8 @@ static int64_t count_at_max(const topomap_i_congestion_judge *j)
 {
     const double *load = topomap_eval_link_loads(j->e);
     int64_t k = 0;
-    for (int32_t l = 0, L = topomap_machine_nlinks(j->m); l < L; l++) k += congestion(j, l, load[l]) == j->cur.max_congestion;
+    for (int32_t l = 0, L = topomap_machine_nlinks(j->m); l < L; l++)
+        k += congestion(j, l, load[l]) == j->cur.max_congestion;
     return k;
 }
 
