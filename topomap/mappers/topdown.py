@@ -63,8 +63,12 @@ FLOW_MIN = 32768
 #: congestion-search sweeps.
 #: On the 36x18x18 stencil onto torus:9x9x9/16 without its grid, seeds 0-2: hop-bytes
 #: 0.11-0.21 / 0.11-0.19 / 0.11-0.16 x block in 0.5 / 0.8 / 3.9 s of CPU; with it, the
-#: embedding (0.107) in 0.5 s.
-EFFORTS = {"fast": (1, 1, 1, 2), "eco": (2, 4, 1, 10), "strong": (4, 8, 3, 40)}
+#: embedding (0.107) in 0.5 s.  The congestion search stops at its local optimum (a hot
+#: and a warm sweep that change nothing), at 10^4 processes within 10 sweeps; eco allows
+#: 40 because larger inputs need more: on the 160x80x80 stencil without its grid 10 left its
+#: maximum congestion at 0.198 / 0.166 / 0.262 / 0.119 x block (seeds 0-3) instead of
+#: 0.159 / 0.131 / 0.203 / 0.113, for 3 % more CPU.
+EFFORTS = {"fast": (1, 1, 1, 2), "eco": (2, 4, 1, 40), "strong": (4, 8, 3, 40)}
 
 
 def _bisection_order(allocation: Allocation, nodes: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -288,7 +292,7 @@ def _process_coords(pattern: Pattern, coords: Any) -> np.ndarray | None:
                                  "(rank_grid); None: always partition the graph"),
               "congestion_sweeps": (None, "then at most this many sweeps of the bounded search on maximum link "
                                           "congestion over the processes on the hottest links (0: none; default: "
-                                          "the preset's 2, 10, 40)"),
+                                          "the preset's 2, 40, 40)"),
               "flow_min": (FLOW_MIN, "graph bisections of at least this many processes also refine their plain "
                                      "min cut by max flow (partition(flows=True)); 0: never"),
           },
