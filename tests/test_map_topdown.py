@@ -220,7 +220,7 @@ def test_flows_straighten_the_top_cuts():
     assert tm.evaluate(pat, alloc, plain).hop_bytes / block == pytest.approx(0.2265, abs=5e-4)
     assert tm.evaluate(pat, alloc, flows).hop_bytes / block == pytest.approx(0.2130, abs=5e-4)
     assert tm.map(pat, alloc, flow_min=1024, **opts).pe_of.tolist() == flows.pe_of.tolist()
-    assert tm.map(pat, alloc, **opts).pe_of.tolist() == plain.pe_of.tolist()   # no part reaches 32,768
+    assert tm.map(pat, alloc, **opts).pe_of.tolist() == plain.pe_of.tolist()   # no part reaches 16,384
 
 
 @pytest.mark.parametrize("shape,spec,seed,before,after", [

@@ -69,7 +69,7 @@
      best of 3.
 
    - Max flow at the top: bisections of at least flow_min processes
-     (default TOPOMAP_TOPDOWN_FLOW_MIN = 32,768) run the plain min cut's
+     (default TOPOMAP_TOPDOWN_FLOW_MIN = 16,384) run the plain min cut's
      partitioner with flows (partition_flow.c).  A jagged top cut
      misplaces every process below it: on the 160x80x80 stencil onto
      torus:40x40x40/16 without its grid, seed 0 cut the 80^3 half at
@@ -86,7 +86,14 @@
      the partitioner's relaxed limits (cap + heaviest vertex) then let the
      flow band take the whole part, and at 10^6 those networks cost 70 s
      of 190 for the same mapping (seeds 0 and 3) or a slightly better one
-     without them (seed 1: 0.0578 against 0.0587).
+     without them (seed 1: 0.0578 against 0.0587).  Once the plain cut was
+     made once per part (above), from 16,384 instead of 32,768: 72x36x36
+     seeds 0-11, hop-bytes median 0.126 -> 0.110 and max congestion 0.198
+     -> 0.163 x block (5 seeds better, e.g. 0.185 -> 0.108, none worse)
+     for 4 % more CPU; the 10^6 stencil seeds 0 and 1 the same mapping
+     for 3 % more; 36x18x18 (24 seeds) unchanged down to 4,096;
+     delaunay_n15 and rgg_n_2_15_s0 onto torus:16x16x8/16 (24 seeds)
+     within 1 %.
    - Congestion: with congestion_sweeps > 0, the kept mapping then goes
      through the bounded search on maximum link congestion
      (map_congestion_search.c), seeded from (seed, 0xc0).

@@ -57,7 +57,7 @@ BOTH_LIMIT = 2**17
 
 #: Plain min cuts of at least this many processes add max-flow refinement (map_dualrb.c's
 #: TOPOMAP_TOPDOWN_FLOW_MIN, where the measurements are).
-FLOW_MIN = 32768
+FLOW_MIN = 16384
 
 #: Presets: multilevel runs per bisection, local-search sweeps, complete tries,
 #: congestion-search sweeps.

@@ -47,7 +47,7 @@ typedef struct {
 
 /* context 1, sweeps 4, depth 2, max_partners 64, ntries 2, tries 1, congestion_sweeps 0,
    flow_min TOPOMAP_TOPDOWN_FLOW_MIN, no order (required). */
-#define TOPOMAP_TOPDOWN_FLOW_MIN 32768
+#define TOPOMAP_TOPDOWN_FLOW_MIN 16384
 void topomap_topdown_options_init(topomap_topdown_options *opt);
 
 int topomap_map_topdown(const topomap_machine *m, const topomap_pattern *p, const int32_t *alloc, int32_t nalloc,
