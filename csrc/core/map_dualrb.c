@@ -64,9 +64,9 @@
    - Tries: `tries` complete runs, the first with the seed itself, the
      others with seeds derived from (seed, try); the lowest J is kept.  The
      cuts at the top levels are often tied and the run's quality varies
-     with the seed: hop-bytes 0.136 / 0.191 / 0.107 x block for seeds 0-2 on
-     the 36x18x18 stencil onto torus:9x9x9/16, 0.136 / 0.165 / 0.107 as the
-     best of 3.
+     with the seed: hop-bytes 0.181 / 0.194 / 0.107 x block for seeds 0-2 on
+     the 36x18x18 stencil onto torus:9x9x9/16 without its grid, 0.136 /
+     0.142 / 0.107 as the best of 3.
 
    - Max flow at the top: bisections of at least flow_min processes
      (default TOPOMAP_TOPDOWN_FLOW_MIN = 16,384) run the plain min cut's
