@@ -55,11 +55,13 @@
      stencil onto torus:4x4/16 kept its embedding for 10 of 12 seeds with
      one).  On a torus a part has up to 3 candidates, so this drops 2 of
      every 6 multilevel runs: CPU -12 to -25% (160x80x80 stencil without
-     its grid, seed 0: about 124 -> 99 s), and over 24 seeds quality the
-     same or better: hop-bytes median 0.169 -> 0.168 x block (36x18x18
+     its grid, seed 0: about 124 -> 99 s), and quality better or within
+     the seed spread: hop-bytes median 0.169 -> 0.168 x block (36x18x18
      onto torus:9x9x9/16), 0.150 -> 0.126 (72x36x36, 12 seeds), 0.102 ->
      0.095 (128x128 onto torus:32x32/16), delaunay_n15 0.1033 -> 0.1041,
-     30x20x20 onto 750 nodes of torus:10x10x10/16 0.182 -> 0.188.
+     30x20x20 onto 750 nodes of torus:10x10x10/16 0.182 -> 0.188 (24
+     seeds where not said; with 8 seeds the last two looked 3 % and 18 %
+     worse).
    - Seeds: the i-th partitioner call gets a seed derived from (seed, i).
    - Tries: `tries` complete runs, the first with the seed itself, the
      others with seeds derived from (seed, try); the lowest J is kept.  The
