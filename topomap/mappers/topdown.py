@@ -62,8 +62,8 @@ FLOW_MIN = 16384
 #: Presets: multilevel runs per bisection, local-search sweeps, complete tries,
 #: congestion-search sweeps.
 #: On the 36x18x18 stencil onto torus:9x9x9/16 without its grid, seeds 0-2: hop-bytes
-#: 0.11-0.21 / 0.11-0.19 / 0.11-0.16 x block in 0.5 / 0.8 / 3.9 s of CPU; with it, the
-#: embedding (0.107) in 0.5 s.  The congestion search stops at its local optimum (a hot
+#: 0.11-0.17 / 0.11-0.19 / 0.11-0.16 x block in 0.5 / 0.8 / 3.5 s of CPU; with it, the
+#: embedding (0.107) in 0.2 s.  The congestion search stops at its local optimum (a hot
 #: and a warm sweep that change nothing), at 10^4 processes within 10 sweeps; eco allows
 #: 40 because larger inputs need more: on the 160x80x80 stencil without its grid 10 left its
 #: maximum congestion at 0.198 / 0.166 / 0.262 / 0.119 x block (seeds 0-3) instead of
