@@ -72,7 +72,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import bench_hierarchy as bh  # noqa: E402
 from _memory import reset_peak, status_kb  # noqa: E402
-from _results import write  # noqa: E402
+from _results import cpu_model, write  # noqa: E402
 
 import topomap as tm  # noqa: E402
 from topomap.mappers import scotch as sm  # noqa: E402
@@ -436,7 +436,8 @@ def main() -> None:
         ap.error(f"unknown method(s) {', '.join(m for m in methods if m not in known)}")
     methods = ["block"] + [m for m in methods if m != "block"]    # the ratios' denominator runs first
     repeats = args.repeats or (1 if args.quick else 3)
-    print(f"methods: {', '.join(methods)}; {repeats} repeat(s); cap {args.cap:g} s; capacity 1, 16 PEs per node")
+    print(f"methods: {', '.join(methods)}; {repeats} repeat(s); cap {args.cap:g} s; capacity 1, 16 PEs per node; "
+          f"CPU {cpu_model()}")
     rows = stencil_part(sizes, methods, repeats, args.cap)
     qap_rows, means = [], {}
     if not args.no_qap:
