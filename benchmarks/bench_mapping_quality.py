@@ -25,7 +25,8 @@ stencil's size (checked in every run).  Rows:
   holds 16 processes.
 
 Each run is a fresh child process: CPU = the child's user + system time of
-the step, including its own children (gmap); peak MB = the most the step
+the step, including its own children (gmap; its system time, most of it
+futex waits between its two threads, is also shown apart); peak MB = the most the step
 adds at one time: to the Python process alone (its VmHWM, reset first as in
 benchmarks/_memory.py), or to the Python process while a child program runs
 (sampled every 5 ms) plus that program's own peak, which GNU ``time``
@@ -94,6 +95,12 @@ def children_cpu() -> float:
     """User + system seconds of this process's finished children."""
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
+
+
+def children_sys() -> float:
+    """System seconds of this process's finished children (scotch_gmap's come from its threads' futex
+    waits, about a third of its CPU on a 2-core KVM guest, so the hand row shows them apart)."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime
 
 
 def peak_logged(argv: list[str], log: str) -> list[str]:
@@ -187,34 +194,35 @@ def child_method(kind: str, size: str, method: str, seed: int) -> dict:
     return scores(pat, alloc, mp.pe_of, cpu, mb)
 
 
-def run_gmap(pat: tm.Pattern, target: str, d: str) -> tuple[np.ndarray, float, float]:
-    """(terminal of every process, gmap's CPU seconds, its peak MB) from ``scotch_gmap -Cd -b0.03``
-    on the source graph C + C^T."""
+def run_gmap(pat: tm.Pattern, target: str, d: str) -> tuple[np.ndarray, float, float, float]:
+    """(terminal of every process, gmap's CPU seconds, its peak MB, its system seconds) from
+    ``scotch_gmap -Cd -b0.03`` on the source graph C + C^T."""
     src, tgt, out = (os.path.join(d, f) for f in ("g.grf", "t.tgt", "o.map"))
     sm._write_source_graph(pat, src)
     with open(tgt, "w") as fh:
         fh.write(target)
     log = os.path.join(d, "rss")
-    c0 = children_cpu()
+    c0, s0 = children_cpu(), children_sys()
     subprocess.run(peak_logged([sm.gmap_program(), "-Cd", "-b0.03", src, tgt, out], log), check=True,
                    capture_output=True)
     cpu, gmap_mb = children_cpu() - c0, logged_mb(log)
     fields = np.loadtxt(out, dtype=np.int64, skiprows=1, ndmin=2)
     term = np.empty(pat.n, dtype=np.int64)
     term[fields[:, 0]] = fields[:, 1]
-    return term, cpu, gmap_mb
+    return term, cpu, gmap_mb, children_sys() - s0
 
 
 def child_hand(kind: str, size: str) -> dict:
     pat, alloc, _, k = stencil_instance(kind, size)
     target = f"torus3D {k} {k} {k}\n" if kind == "torus" else f"tleaf 3 {k} 2 {k} 2 {k} 2\n"
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as d:
-        term, cpu, mb = run_gmap(pat, target, d)
+        term, cpu, mb, sys_s = run_gmap(pat, target, d)
     order = np.lexsort((np.arange(pat.n), term))
     rank = np.empty(pat.n, dtype=np.int64)
     rank[order] = np.arange(pat.n) - np.searchsorted(term[order], term[order])
     pe_of = 16 * term + rank % 16
-    return scores(pat, alloc, pe_of, cpu, mb, overfull=int((rank >= 16).sum()), target=target.strip())
+    return scores(pat, alloc, pe_of, cpu, mb, overfull=int((rank >= 16).sum()), target=target.strip(),
+                  sys=sys_s)
 
 
 def child_embedding(kind: str, size: str) -> dict:
@@ -247,7 +255,7 @@ def child_qap(tool: str, graph: str, hier: str, dists: str, seed: int) -> dict:
     elif tool == "scotch":
         with tempfile.TemporaryDirectory(prefix="bench-quality-") as d:
             text = sm.target(alloc, d)[0]
-            pe_of, cpu, mb = run_gmap(pat, text, d)   # a full tleaf: terminals are the PEs
+            pe_of, cpu, mb, _ = run_gmap(pat, text, d)   # a full tleaf: terminals are the PEs
     else:
         exe = kahip_program()
         with tempfile.TemporaryDirectory(prefix="bench-quality-") as d:
@@ -281,8 +289,8 @@ def median_of(runs: list[dict]) -> dict:
     done = [r for r in runs if "cpu" in r]
     if not done:
         return runs[0]
-    cell = {key: statistics.median(r[key] for r in done) for key in ("hop_bytes", "max_congestion", "J", "cpu",
-                                                                      "peak_mb")}
+    keys = ("hop_bytes", "max_congestion", "J", "cpu", "peak_mb", *(("sys",) if "sys" in done[0] else ()))
+    cell = {key: statistics.median(r[key] for r in done) for key in keys}
     cell.update({k: v for k, v in done[0].items() if k not in cell})
     cell["runs"] = len(done)
     return cell
@@ -333,7 +341,8 @@ def stencil_part(sizes: list[str], methods: list[str], repeats: int, cap: float)
                 blk = cells.get("block", {})
                 c["hb_over_block"] = ratio(c.get("hop_bytes"), blk.get("hop_bytes"))
                 c["mc_over_block"] = ratio(c.get("max_congestion"), blk.get("max_congestion"))
-                note = c.get("refused") or c.get("failed") or c.get("skipped") or ""
+                note = c.get("refused") or c.get("failed") or c.get("skipped") or \
+                    (f"of which system {c['sys']:.2f} s" if "sys" in c else "")
                 print(f"{label:28s} {name:20s} {fmt(c['hb_over_block'], '8.3f')} {fmt(c['mc_over_block'], '8.3f')} "
                       f"{fmt(c.get('cpu'), '8.2f')} {fmt(c.get('peak_mb'), '8.1f')} {note[:70]}", flush=True)
             rows.append({"size": size, "machine": spec, "stencil": shape, "cells": cells, **summary(cells, label)})
