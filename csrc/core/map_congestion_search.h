@@ -23,6 +23,13 @@ typedef struct {
    of the maximum. */
 #define TOPOMAP_I_CONGESTION_WARM 0.9
 
+/* A sweep stops trying hot processes once its tries have scanned this many
+   edge ends of the traffic graph per edge end it has (or _MIN, if more):
+   where nearly every process is hot (dense traffic) the tries cost
+   hot x partners x degree, 100x the graph per sweep. */
+#define TOPOMAP_I_CONGESTION_SWEEP_WORK 16
+#define TOPOMAP_I_CONGESTION_SWEEP_WORK_MIN (1 << 20)
+
 /* 1 when `a` has a lower maximum congestion than `cur`, or the same maximum
    and a lower sum of squared link congestions (relative 1e-9): the rule that
    spreads load off tied maxima until the maximum itself can drop. */
