@@ -280,10 +280,10 @@ static void test_search_stops_when_it_stalls(void)
 }
 
 /* Dense random traffic (256 processes, 30 % of the pairs, 1, 4 or 9 bytes)
-   in rank order on a 4 x 4 torus of 16-PE nodes: every process is hot and a
-   sweep of all of them would scan about 4 x 10^6 edge ends; each sweep
-   stops at 2^20 (plus the one process that crosses it), and the maximum
-   congestion still drops, never rises. */
+   in rank order on a 4 x 4 torus of 16-PE nodes: the graph has fewer than
+   2^16 edge ends, so a sweep stops after 2^20 (plus the one hot process
+   that crosses it; without the bound 3 sweeps scan more than that), and
+   the maximum congestion still drops, never rises. */
 static void test_congestion_sweeps_are_bounded_under_dense_traffic(void)
 {
     topomap_machine *m = torus2(16, 4, 4);
