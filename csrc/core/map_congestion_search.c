@@ -37,9 +37,11 @@
      42.6 -> 15.7 s, the search's share 31 -> 5.9 s, max congestion 7,919
      -> 7,997 (8,343 without the search); 1,024, d = 0.3, torus:4x4x4/16,
      357 -> 55 s; 2,048, d = 0.01, torus:4x4x8/16, 59 -> 14-17 s; 512,
-     d = 0.1, fattree:k=8,levels=2/16, 4.2-8.8 -> 1.5-2.4 s; the maximum
-     0.7-4 % higher (seeds 0-2).  On stencils a sweep scans at most 4x its
-     graph (36x18x18 and 72x36x36 onto their tori): no change there.
+     d = 0.1, fattree:k=8,levels=2/16, 4.2-8.8 -> 1.5-2.4 s; over 11
+     runs of such cases (seeds 0-2) the maximum came out -0.2 to +4 %
+     (median +1.5 %) for 1.4-6.5x less time.  On stencils a sweep scans at
+     most 3.8x its graph (36x18x18 and 72x36x36 onto their tori without
+     their grid, seed 0): no change there.
 
    Complexity per sweep: O(messages x route length) to find the hot
    processes, then O(min(hot x max_partners x degree, 16 x edges + 2^20))
