@@ -44,6 +44,13 @@ static topomap_pattern stencil(int32_t X, int32_t Y)
     return (topomap_pattern){n, ip, ix, by};
 }
 
+/* The next 31 random bits of a 64-bit LCG. */
+static uint32_t lcg(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(*state >> 33);
+}
+
 static void free_pattern(topomap_pattern *p)
 {
     free((void *)p->indptr);
@@ -252,8 +259,7 @@ static void test_search_stops_when_it_stalls(void)
         }
         uint64_t state = 12345;
         for (int32_t i = n - 1; shuffled && i > 0; i--) {
-            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-            int32_t j = (int32_t)((state >> 33) % (uint64_t)(i + 1)), tmp = pe_of[i];
+            int32_t j = (int32_t)(lcg(&state) % (uint32_t)(i + 1)), tmp = pe_of[i];
             pe_of[i] = pe_of[j];
             pe_of[j] = tmp;
         }
@@ -283,7 +289,7 @@ static void test_search_stops_when_it_stalls(void)
    in rank order on a 4 x 4 torus of 16-PE nodes: the graph has fewer than
    2^16 edge ends, so a sweep stops after 2^20 (plus the one hot process
    that crosses it; without the bound 3 sweeps scan more than that), and
-   the maximum congestion still drops, never rises. */
+   the maximum congestion still drops. */
 static void test_congestion_sweeps_are_bounded_under_dense_traffic(void)
 {
     topomap_machine *m = torus2(16, 4, 4);
@@ -295,8 +301,7 @@ static void test_congestion_sweeps_are_bounded_under_dense_traffic(void)
     int64_t k = 0;
     for (int32_t u = 0; u < n; u++) {
         for (int32_t v = 0; v < n; v++) {
-            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-            uint32_t r = (uint32_t)(state >> 33);
+            uint32_t r = lcg(&state);
             if (u != v && r % 10 < 3) {
                 ix[k] = v;
                 by[k++] = (double)((r / 10 % 3 + 1) * (r / 10 % 3 + 1));
@@ -310,8 +315,9 @@ static void test_congestion_sweeps_are_bounded_under_dense_traffic(void)
     double *w = malloc(2 * (size_t)k * sizeof *w);
     CHECK(topomap_ugraph_from_pattern(&p, xadj, adj, w) == 0);
     for (int32_t u = 0; u < n; u++) {
+        int32_t deg = (int32_t)(xadj[u + 1] - xadj[u]);
         alloc[u] = pe_of[u] = u;
-        deg_max = (int32_t)(xadj[u + 1] - xadj[u]) > deg_max ? (int32_t)(xadj[u + 1] - xadj[u]) : deg_max;
+        deg_max = deg > deg_max ? deg : deg_max;
     }
     topomap_ugraph g = {n, xadj, adj, w, NULL};
     topomap_alloc_nodes *an = NULL;
