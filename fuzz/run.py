@@ -9,8 +9,9 @@ Usage::
 
 Each target (``fuzz/targets.py``) runs in its own process under libFuzzer
 (through atheris), starting from its seed corpus ``fuzz/corpus/<target>/``,
-which is only read: new inputs go to a scratch directory.  topomap's Python
-bytecode is instrumented for coverage (``atheris.instrument_imports``); the C
+which is only read: new inputs go to a scratch directory.  The Python
+bytecode of the topomap modules the target reaches (``targets.SURFACES``) is
+instrumented for coverage (``atheris.instrument_imports``); the C
 extension is not (it would have to be built with ``-fsanitize=fuzzer``), so
 inputs that only change paths inside C are found by chance, not steered to.
 
@@ -23,6 +24,7 @@ each target's executions (libFuzzer's ``number_of_executed_units``).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import subprocess
@@ -41,10 +43,27 @@ NAMES = ["pattern_csv", "pattern_matrixmarket", "pattern_metis", "pattern_scotch
          "node_synthetic"]
 
 
+def _outside(surface: tuple[str, ...]) -> list[str]:
+    """topomap's modules outside `surface`, listed from its files (importing would
+    load them uninstrumented)."""
+    root = importlib.util.find_spec("topomap").submodule_search_locations[0]
+    names = []
+    for folder, _, files in os.walk(root):
+        rel = os.path.relpath(folder, root)
+        package = "topomap" if rel == "." else ".".join(["topomap", *rel.split(os.sep)])
+        for file in files:
+            if not file.endswith(".py"):
+                continue
+            module = package if file == "__init__.py" else f"{package}.{file[:-3]}"
+            if not any(module == s or module.startswith(s + ".") for s in surface):
+                names.append(module)
+    return names
+
+
 def _child(name: str, libfuzzer_args: list[str]) -> None:
     import atheris
 
-    with atheris.instrument_imports(include=["topomap"]):
+    with atheris.instrument_imports(include=["topomap"], exclude=_outside(_targets.SURFACES[name])):
         import topomap  # noqa: F401  (instrumented here, before any target imports it)
     _targets.lower_limits()
     target = _targets.targets()[name]

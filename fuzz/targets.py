@@ -36,6 +36,24 @@ MAX_INPUT = 16384
 _SCRATCH: list[str] = []
 
 
+# The topomap modules (and their submodules) each target's input reaches.
+# run.py instruments only these: instrumenting all of topomap takes ~9 s per
+# process, more than a CI run fuzzes each target, and coverage of unrelated
+# modules would not steer the fuzzer anyway.
+_READERS = ("topomap.io", "topomap.pattern")
+_MACHINES = ("topomap.machine", "topomap.networks", "topomap.node", "topomap.fabric", "topomap._rng")
+SURFACES: dict[str, tuple[str, ...]] = {
+    **{name: _READERS for name in ("pattern_csv", "pattern_matrixmarket", "pattern_metis", "pattern_scotch",
+                                    "pattern_dense_text", "pattern_dense_npy", "pattern_tmprof", "pattern_ompi",
+                                    "pattern_dumpi")},
+    "mapping_file": ("topomap.io", "topomap.mapping"),
+    "machine_spec": _MACHINES,
+    **{name: _MACHINES for name in ("fabric_slurm", "fabric_ibnetdiscover", "fabric_json", "fabric_routes")},
+    "node_hwloc_xml": ("topomap.node",),
+    "node_synthetic": ("topomap.node",),
+}
+
+
 def _scratch(name: str, data: bytes) -> str:
     if not _SCRATCH:
         base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None

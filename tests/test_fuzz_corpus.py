@@ -82,6 +82,66 @@ def test_corpus_replays_without_a_finding(target):
     assert not bad and not slow
 
 
+SURFACE_CHILD = textwrap.dedent("""
+    import json, os, sys
+    sys.path.insert(0, sys.argv[1])
+    import targets
+    import topomap
+    targets.lower_limits()
+    root = os.path.dirname(topomap.__file__)
+    out = {}
+    for name, target in targets.targets().items():
+        called = set()
+        def profile(frame, event, arg):
+            path = frame.f_code.co_filename
+            if event == "call" and path.startswith(root):
+                parts = os.path.relpath(path, root)[:-3].split(os.sep)
+                called.add(".".join(["topomap", *parts]).removesuffix(".__init__"))
+        corpus = os.path.join(sys.argv[1], "corpus", name)
+        for file in sorted(os.listdir(corpus)):
+            data = open(os.path.join(corpus, file), "rb").read()
+            sys.setprofile(profile)
+            try:
+                targets.run_one(target, data)
+            except BaseException:
+                pass  # test_corpus_replays_without_a_finding reports these
+            finally:
+                sys.setprofile(None)
+        out[name] = sorted(called)
+    print(json.dumps(out))
+""")
+
+
+def test_each_target_runs_only_code_its_fuzzer_instruments():
+    # fuzz/run.py instruments only targets.SURFACES[name]; code outside it would be fuzzed blind
+    res = subprocess.run([sys.executable, "-c", SURFACE_CHILD, str(FUZZ)], capture_output=True, text=True,
+                         timeout=300, preexec_fn=_limit_memory, env={**os.environ, "OMP_NUM_THREADS": "2"})
+    assert res.returncode == 0, res.stderr[-3000:]
+    called = json.loads(res.stdout.splitlines()[-1])
+    assert sorted(called) == sorted(fuzz_targets.SURFACES)
+    outside = {name: [m for m in modules if not any(m == s or m.startswith(s + ".") for s in fuzz_targets.SURFACES[name])]
+               for name, modules in called.items()}
+    assert not any(outside.values()), outside
+    assert all(called.values())
+
+
+def test_the_fuzzer_leaves_out_exactly_the_modules_outside_a_surface():
+    sys.path.insert(0, str(FUZZ))
+    try:
+        import run as fuzz_run
+    finally:
+        sys.path.remove(str(FUZZ))
+    files = {p.relative_to(ROOT).with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__")
+             for p in (ROOT / "topomap").rglob("*.py")}
+    for name, surface in fuzz_targets.SURFACES.items():
+        outside = set(fuzz_run._outside(surface))
+        assert outside <= files
+        inside = files - outside
+        assert inside and all(any(m == s or m.startswith(s + ".") for s in surface) for m in inside), name
+    assert "topomap.io.csv_edges" not in fuzz_run._outside(fuzz_targets.SURFACES["pattern_csv"])
+    assert "topomap.mpi.reorder" in fuzz_run._outside(fuzz_targets.SURFACES["pattern_csv"])
+
+
 def test_run_one_lets_only_other_exceptions_escape():
     from topomap.errors import FormatError
 
