@@ -13,13 +13,18 @@
    TOPOMAP_EVAL_DISTANCE_ONLY keeps the distance sums alone (qap, bytes,
    messages, edge cut): a message update is one distance lookup and a try
    restores the saved sums, so no journal is needed.  Local searches on J
-   (the hierarchy mapper) run an order of magnitude faster that way. */
+   (the hierarchy mapper) run an order of magnitude faster that way.
+
+   Both modes take the routes, distances and levels between nodes from a
+   table kept per evaluator (eval_pairs.h): a search re-routes the same node
+   pairs over and over. */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
 #include "topomap/error.h"
 #include "topomap/eval.h"
 #include "eval_deltas.h"
+#include "eval_pairs.h"
 #include "sorted.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -58,6 +63,7 @@ struct topomap_eval {
     int64_t *hist; /* messages by hop count, 0..max_route */
     double *level_bytes;
     int32_t *route_buf;
+    topomap_i_pairs pairs;
     sums s;
     double s1, s2;
     int64_t nz;
@@ -351,14 +357,16 @@ static int level_add(topomap_eval *e, int32_t lv, double w)
 }
 
 /* The distance sums of one entry a -> b (both placed) of sw bytes and sc messages. */
-static inline void distance_update(const topomap_machine *m, sums *s, int32_t a, int32_t b, double sw, double sc,
-                                   int sign)
+static inline void distance_update(topomap_eval *e, sums *s, int32_t a, int32_t b, double sw, double sc, int sign)
 {
-    s->qap += sw * topomap_machine_distance(m, a, b);
+    const topomap_machine *m = e->m;
+    int32_t na = topomap_machine_node_of(m, a), nb = topomap_machine_node_of(m, b);
+    double d = na == nb ? topomap_machine_distance(m, a, b) : topomap_i_pairs_distance(&e->pairs, m, a, b, na, nb);
+    s->qap += sw * d;
     s->total_bytes += sw;
     s->messages += sign;
     s->msgs += sc;
-    if (topomap_machine_node_of(m, a) != topomap_machine_node_of(m, b)) {
+    if (na != nb) {
         s->edge_cut += sw;
         s->cut_messages += sign;
         s->cut_msgs += sc;
@@ -372,13 +380,15 @@ static int message_update(topomap_eval *e, int32_t a, int32_t b, double w, doubl
     if (a < 0 || b < 0) return TOPOMAP_OK;
     const topomap_machine *m = e->m;
     if (e->distance_only) {
-        distance_update(m, &e->s, a, b, sign * w, sign * c, sign);
+        distance_update(e, &e->s, a, b, sign * w, sign * c, sign);
         return TOPOMAP_OK;
     }
     double sw = sign * w, dist;
-    int32_t level, h = topomap_machine_pair(m, a, b, e->route_buf, &dist, &level);
+    const int32_t *route = e->route_buf;
+    int32_t na = topomap_machine_node_of(m, a), nb = topomap_machine_node_of(m, b), level;
+    int32_t h = na == nb ? topomap_machine_pair(m, a, b, e->route_buf, &dist, &level)
+                         : topomap_i_pairs_route(&e->pairs, m, a, b, na, nb, e->route_buf, &route, &dist, &level);
     if (h < 0) { /* only when adding: the current mapping has every route */
-        int32_t na = topomap_machine_node_of(m, a), nb = topomap_machine_node_of(m, b);
         return topomap_i_fail(TOPOMAP_EINVAL, "the machine has no route from node %d to node %d (PE %d -> PE %d)",
                               (int)na, (int)nb, (int)a, (int)b);
     }
@@ -387,11 +397,11 @@ static int message_update(topomap_eval *e, int32_t a, int32_t b, double w, doubl
     e->s.total_bytes += sw;
     e->s.messages += sign;
     e->s.msgs += sign * c;
-    if (topomap_machine_node_of(m, a) != topomap_machine_node_of(m, b)) {
+    if (na != nb) {
         e->s.edge_cut += sw;
         e->s.cut_messages += sign;
         e->s.cut_msgs += sign * c;
-        for (int32_t r = 0; r < h && !rc; r++) rc = link_add(e, e->route_buf[r], sw, sign);
+        for (int32_t r = 0; r < h && !rc; r++) rc = link_add(e, route[r], sw, sign);
         e->s.hop_bytes += sw * h;
         e->s.dilation += sign * h;
     }
@@ -424,7 +434,7 @@ static int create_distance_only(topomap_eval *e)
         if (e->pe_of[i] < 0) continue;
         for (int64_t k = p->indptr[i]; k < p->indptr[i + 1]; k++)
             if (e->pe_of[p->indices[k]] >= 0)
-                distance_update(e->m, &e->s, e->pe_of[i], e->pe_of[p->indices[k]], p->bytes[k], 1.0, 1);
+                distance_update(e, &e->s, e->pe_of[i], e->pe_of[p->indices[k]], p->bytes[k], 1.0, 1);
     }
     return TOPOMAP_OK;
 }
@@ -527,6 +537,7 @@ void topomap_eval_destroy(topomap_eval *e)
     free(e->hist);
     free(e->level_bytes);
     free(e->route_buf);
+    topomap_i_pairs_free(&e->pairs);
     free(e->journal);
     free(e);
 }
@@ -643,6 +654,10 @@ int topomap_i_link_deltas_init(topomap_i_link_deltas *d, int32_t nlinks)
 {
     d->n = 0;
     d->cap = 64;
+    d->pair_w = NULL;
+    d->pair_seen = NULL;
+    d->pairs = NULL;
+    d->npairs = 0;
     d->where = malloc(((size_t)nlinks + 1) * sizeof *d->where);
     d->links = malloc((size_t)d->cap * sizeof *d->links);
     d->dw = malloc((size_t)d->cap * sizeof *d->dw);
@@ -654,25 +669,29 @@ int topomap_i_link_deltas_init(topomap_i_link_deltas *d, int32_t nlinks)
     return TOPOMAP_OK;
 }
 
+static void pair_sums_free(topomap_i_link_deltas *d)
+{
+    free(d->pair_w);
+    free(d->pair_seen);
+    free(d->pairs);
+    d->pair_w = NULL;
+    d->pair_seen = NULL;
+    d->pairs = NULL;
+}
+
 void topomap_i_link_deltas_free(topomap_i_link_deltas *d)
 {
     free(d->where);
     free(d->links);
     free(d->dw);
+    pair_sums_free(d);
     d->where = d->links = NULL;
     d->dw = NULL;
 }
 
-/* Add w bytes (< 0: remove) along the route of one message a -> b. */
-static int delta_route(topomap_eval *e, int32_t a, int32_t b, double w, topomap_i_link_deltas *d)
+/* Add w bytes (< 0: remove) along the links of a route of h links. */
+static int delta_links(topomap_i_link_deltas *d, const int32_t *route, int32_t h, double w)
 {
-    if (a < 0 || b < 0) return TOPOMAP_OK;
-    int32_t na = topomap_machine_node_of(e->m, a), nb = topomap_machine_node_of(e->m, b);
-    if (na == nb) return TOPOMAP_OK;
-    int32_t h = topomap_machine_route(e->m, na, nb, e->route_buf);
-    if (h < 0)
-        return topomap_i_fail(TOPOMAP_EINVAL, "the machine has no route from node %d to node %d (PE %d -> PE %d)",
-                              (int)na, (int)nb, (int)a, (int)b);
     if (d->n + h > d->cap) {
         int64_t cap = 2 * (d->n + h);
         int32_t *links = realloc(d->links, (size_t)cap * sizeof *links);
@@ -683,7 +702,7 @@ static int delta_route(topomap_eval *e, int32_t a, int32_t b, double w, topomap_
         d->cap = cap;
     }
     for (int32_t r = 0; r < h; r++) {
-        int32_t l = e->route_buf[r];
+        int32_t l = route[r];
         if (d->where[l] < 0) {
             d->where[l] = (int32_t)d->n;
             d->links[d->n] = l;
@@ -691,6 +710,30 @@ static int delta_route(topomap_eval *e, int32_t a, int32_t b, double w, topomap_
         }
         d->dw[d->where[l]] += w;
     }
+    return TOPOMAP_OK;
+}
+
+/* Add w bytes (< 0: remove) along the route of one message a -> b: into the
+   pair's sum when the pair has slots (and d room for the sums), else at once. */
+static int delta_route(topomap_eval *e, int32_t a, int32_t b, double w, topomap_i_link_deltas *d)
+{
+    if (a < 0 || b < 0) return TOPOMAP_OK;
+    int32_t na = topomap_machine_node_of(e->m, a), nb = topomap_machine_node_of(e->m, b);
+    if (na == nb) return TOPOMAP_OK;
+    const int32_t *route;
+    double dist;
+    int32_t level, h = topomap_i_pairs_route(&e->pairs, e->m, a, b, na, nb, e->route_buf, &route, &dist, &level);
+    if (h < 0)
+        return topomap_i_fail(TOPOMAP_EINVAL, "the machine has no route from node %d to node %d (PE %d -> PE %d)",
+                              (int)na, (int)nb, (int)a, (int)b);
+    int64_t at = topomap_i_pairs_index(&e->pairs, na, nb);
+    if (!d->pair_w || at < 0 || e->pairs.start[at] < 0) return delta_links(d, route, h, w);
+    int32_t k = e->pairs.slot[na] * TOPOMAP_I_PAIR_SLOTS + e->pairs.slot[nb];
+    if (!d->pair_seen[k]) {
+        d->pair_seen[k] = 1;
+        d->pairs[d->npairs++] = k;
+    }
+    d->pair_w[k] += w;
     return TOPOMAP_OK;
 }
 
@@ -706,8 +749,25 @@ int topomap_i_eval_link_deltas(topomap_eval *e, int32_t p, int32_t new_p, int32_
                                topomap_i_link_deltas *d)
 {
     if (e->distance_only) return topomap_i_fail(TOPOMAP_EINVAL, "link deltas need an evaluator with link loads");
+    size_t npairs = (size_t)TOPOMAP_I_PAIR_SLOTS * TOPOMAP_I_PAIR_SLOTS;
+    if (!d->pair_w && !e->pairs.off) { /* without memory for the sums, every message goes at once */
+        d->pair_w = calloc(npairs, sizeof *d->pair_w);
+        d->pair_seen = calloc(npairs, sizeof *d->pair_seen);
+        d->pairs = malloc(npairs * sizeof *d->pairs);
+        if (!d->pair_w || !d->pair_seen || !d->pairs) pair_sums_free(d);
+    }
     d->n = 0;
+    d->npairs = 0;
     int rc = each_moved(e, p, new_p, q, new_q, delta_message, d);
+    /* a pair's route is kept once it is known, whatever the table did since */
+    for (int32_t i = 0; i < d->npairs; i++) {
+        int32_t k = d->pairs[i];
+        int64_t at = (int64_t)(k / TOPOMAP_I_PAIR_SLOTS) * e->pairs.cap + k % TOPOMAP_I_PAIR_SLOTS;
+        if (!rc && d->pair_w[k] != 0)
+            rc = delta_links(d, e->pairs.links + e->pairs.start[at], e->pairs.hops[at], d->pair_w[k]);
+        d->pair_w[k] = 0;
+        d->pair_seen[k] = 0;
+    }
     for (int64_t i = 0; i < d->n; i++) d->where[d->links[i]] = -1;
     return rc;
 }

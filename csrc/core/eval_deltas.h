@@ -12,6 +12,14 @@ typedef struct {
     int32_t *links;  /* the links touched ... */
     double *dw;      /* ... and the bytes they gain (< 0: lose) */
     int64_t n, cap;
+    /* Bytes gained per pair of slots of the evaluator's pair table
+       (eval_pairs.h), each pair's route walked once at the end: under dense
+       traffic a process's hundreds of messages share a few node pairs.
+       TOPOMAP_I_PAIR_SLOTS^2 entries, allocated at first use. */
+    double *pair_w;
+    uint8_t *pair_seen;
+    int32_t *pairs;  /* the pairs touched, as slot_a * TOPOMAP_I_PAIR_SLOTS + slot_b */
+    int32_t npairs;
 } topomap_i_link_deltas;
 
 int topomap_i_link_deltas_init(topomap_i_link_deltas *d, int32_t nlinks);

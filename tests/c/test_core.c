@@ -6,6 +6,7 @@
 #include <string.h>
 #include "topomap/topomap.h"
 #include "eval_deltas.h"
+#include "eval_pairs.h"
 #include "check.h"
 
 static const int32_t flat1_groups[1] = {0};
@@ -99,14 +100,15 @@ static int metrics_equal(const topomap_metrics *a, const topomap_metrics *b)
            a->messages == b->messages && close_to(a->total_bytes, b->total_bytes);
 }
 
-/* Random pattern, random walk of moves/swaps: incremental == full, every
-   step.  About one process in six is unplaced (TOPOMAP_UNPLACED) at any
-   time, as in a greedy mapper's partial mapping. */
-static void random_walk(const topomap_machine *m, uint64_t seed, int steps)
+/* Random pattern of n processes, random walk of moves/swaps: incremental
+   == full, every step, and a distance-only evaluator walked alongside keeps
+   the same distance sums.  About one process in six is unplaced
+   (TOPOMAP_UNPLACED) at any time, as in a greedy mapper's partial mapping. */
+static void random_walk(const topomap_machine *m, uint64_t seed, int steps, int32_t n)
 {
     topomap_rng r;
     topomap_rng_seed(&r, seed);
-    int32_t n = 24, npes = topomap_machine_npes(m);
+    int32_t npes = topomap_machine_npes(m);
     int64_t *indptr = calloc((size_t)n + 1, sizeof *indptr);
     int32_t *idx = malloc((size_t)n * n * sizeof *idx);
     double *by = malloc((size_t)n * n * sizeof *by);
@@ -122,9 +124,10 @@ static void random_walk(const topomap_machine *m, uint64_t seed, int steps)
         pe_of[i] = topomap_rng_below(&r, 6) ? (int32_t)topomap_rng_below(&r, (uint64_t)npes) : TOPOMAP_UNPLACED;
     }
     topomap_pattern p = {n, indptr, idx, by};
-    topomap_eval *e = NULL;
+    topomap_eval *e = NULL, *de = NULL;
     CHECK(topomap_eval_create(m, &p, pe_of, NULL, &e) == TOPOMAP_OK);
-    if (!e) return;
+    CHECK(topomap_eval_create_flags(m, &p, pe_of, NULL, TOPOMAP_EVAL_DISTANCE_ONLY, &de) == TOPOMAP_OK);
+    if (!e || !de) return;
     int32_t L = topomap_machine_nlinks(m);
     double *before = malloc(((size_t)L + 1) * sizeof *before), *expect = malloc(((size_t)L + 1) * sizeof *expect);
     topomap_i_link_deltas d;
@@ -138,12 +141,14 @@ static void random_walk(const topomap_machine *m, uint64_t seed, int steps)
             CHECK(topomap_i_eval_link_deltas(e, a, pe, -1, -1, &d) == 0);
             CHECK(topomap_eval_try_move(e, a, pe, &tried) == 0);
             CHECK(topomap_eval_move(e, a, pe) == 0);
+            CHECK(topomap_eval_move(de, a, pe) == 0);
         } else {
             int32_t b = (int32_t)topomap_rng_below(&r, (uint64_t)n);
             const int32_t *at = topomap_eval_mapping(e);
             CHECK(topomap_i_eval_link_deltas(e, a, at[b], b, at[a], &d) == 0);
             CHECK(topomap_eval_try_swap(e, a, b, &tried) == 0);
             CHECK(topomap_eval_swap(e, a, b) == 0);
+            CHECK(topomap_eval_swap(de, a, b) == 0);
         }
         memcpy(expect, before, (size_t)L * sizeof *expect);
         for (int64_t i = 0; i < d.n; i++) expect[d.links[i]] += d.dw[i];
@@ -152,11 +157,16 @@ static void random_walk(const topomap_machine *m, uint64_t seed, int steps)
         CHECK(topomap_evaluate(m, &p, topomap_eval_mapping(e), NULL, &full, NULL) == 0);
         CHECK(metrics_equal(&tried, &full));
         CHECK(metrics_equal(&now, &full));
+        topomap_metrics dist;
+        topomap_eval_metrics(de, &dist);
+        CHECK(close_to(dist.qap, full.qap) && close_to(dist.edge_cut, full.edge_cut) &&
+              dist.messages == full.messages && close_to(dist.total_bytes, full.total_bytes));
     }
     topomap_i_link_deltas_free(&d);
     free(before);
     free(expect);
     topomap_eval_destroy(e);
+    topomap_eval_destroy(de);
     free(indptr);
     free(idx);
     free(by);
@@ -175,15 +185,23 @@ static void test_incremental(void)
     double cap[3 * 4 * 2 * 3 * 2];
     for (int i = 0; i < topomap_machine_nlinks(m); i++) cap[i] = 1 + i % 3;
     CHECK(topomap_machine_set_capacities(m, cap) == 0);
-    random_walk(m, 1, 400);
+    random_walk(m, 1, 400, 24);
     topomap_machine_destroy(m);
     int32_t ar[3] = {2, 3, 2};
     double tc[3] = {10, 20, 40};
     CHECK(topomap_machine_create_tree(&t4, 3, ar, tc, &m) == 0);
-    random_walk(m, 2, 400);
+    random_walk(m, 2, 400, 24);
     topomap_machine_destroy(m);
     CHECK(topomap_machine_create_single(&t4, &m) == 0);
-    random_walk(m, 3, 100);
+    random_walk(m, 3, 100, 24);
+    topomap_machine_destroy(m);
+    /* more nodes than the evaluator's pair table has slots (eval_pairs.h):
+       pairs with and without a place, and the table growing on the way */
+    int32_t big[2] = {24, 16};
+    uint8_t wrap2[2] = {1, 1};
+    CHECK(topomap_machine_create_torus(&flat1, 2, big, wrap2, &m) == 0);
+    CHECK(topomap_machine_nnodes(m) > TOPOMAP_I_PAIR_SLOTS);
+    random_walk(m, 4, 600, 300);
     topomap_machine_destroy(m);
 }
 
