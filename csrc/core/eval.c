@@ -720,14 +720,18 @@ static int delta_route(topomap_eval *e, int32_t a, int32_t b, double w, topomap_
     if (a < 0 || b < 0) return TOPOMAP_OK;
     int32_t na = topomap_machine_node_of(e->m, a), nb = topomap_machine_node_of(e->m, b);
     if (na == nb) return TOPOMAP_OK;
-    const int32_t *route;
-    double dist;
-    int32_t level, h = topomap_i_pairs_route(&e->pairs, e->m, a, b, na, nb, e->route_buf, &route, &dist, &level);
-    if (h < 0)
-        return topomap_i_fail(TOPOMAP_EINVAL, "the machine has no route from node %d to node %d (PE %d -> PE %d)",
-                              (int)na, (int)nb, (int)a, (int)b);
     int64_t at = topomap_i_pairs_index(&e->pairs, na, nb);
-    if (!d->pair_w || at < 0 || e->pairs.start[at] < 0) return delta_links(d, route, h, w);
+    if (at < 0 || e->pairs.start[at] < 0) { /* the route is not kept (yet) */
+        const int32_t *route;
+        double dist;
+        int32_t level, h = topomap_i_pairs_route(&e->pairs, e->m, a, b, na, nb, e->route_buf, &route, &dist, &level);
+        if (h < 0)
+            return topomap_i_fail(TOPOMAP_EINVAL, "the machine has no route from node %d to node %d (PE %d -> PE %d)",
+                                  (int)na, (int)nb, (int)a, (int)b);
+        at = topomap_i_pairs_index(&e->pairs, na, nb);
+        if (at < 0 || e->pairs.start[at] < 0) return delta_links(d, route, h, w);
+    }
+    if (!d->pair_w) return delta_links(d, e->pairs.links + e->pairs.start[at], e->pairs.hops[at], w);
     int32_t k = e->pairs.slot[na] * TOPOMAP_I_PAIR_SLOTS + e->pairs.slot[nb];
     if (!d->pair_seen[k]) {
         d->pair_seen[k] = 1;
