@@ -56,6 +56,10 @@ static inline int32_t topomap_i_pairs_route(topomap_i_pairs *t, const topomap_ma
                                             double *dist, int32_t *level)
 {
     int64_t k = topomap_i_pairs_index(t, na, nb);
+    if (k < 0 && (t->full || t->off)) { /* a pair that will never have a place */
+        *route = buf;
+        return topomap_machine_pair(m, a, b, buf, dist, level);
+    }
     if (k < 0 || t->start[k] < 0) return topomap_i_pairs_fill_route(t, m, a, b, buf, route, dist, level);
     *route = t->links + t->start[k];
     *dist = t->dist[k];
@@ -68,7 +72,8 @@ static inline double topomap_i_pairs_distance(topomap_i_pairs *t, const topomap_
                                               int32_t na, int32_t nb)
 {
     int64_t k = topomap_i_pairs_index(t, na, nb);
-    return k >= 0 && t->start[k] != -1 ? t->dist[k] : topomap_i_pairs_fill_distance(t, m, a, b);
+    if (k >= 0 && t->start[k] != -1) return t->dist[k];
+    return k < 0 && (t->full || t->off) ? topomap_machine_distance(m, a, b) : topomap_i_pairs_fill_distance(t, m, a, b);
 }
 
 #endif
