@@ -4,7 +4,7 @@
    30 % density on 32 torus nodes re-route ~300 messages per try over only
    1,024 node pairs, and computing routes and distances (coordinate
    arithmetic on a torus, a walk up and down a fat tree) took two thirds of
-   topdown's time there (22.0 s; 8.7 s with the table, 5.6 s with the link
+   topdown's time there (22.1 s; 8.7 s with the table, 5.9 s with the link
    deltas summed per pair as well, the same mapping).
    The first TOPOMAP_I_PAIR_SLOTS distinct nodes get a slot; a pair with a
    node beyond them is computed each time, as without the table.  Memory:
