@@ -55,7 +55,7 @@ def _outside(surface: tuple[str, ...]) -> list[str]:
             if not file.endswith(".py"):
                 continue
             module = package if file == "__init__.py" else f"{package}.{file[:-3]}"
-            if not any(module == s or module.startswith(s + ".") for s in surface):
+            if not _targets.in_surface(module, surface):
                 names.append(module)
     return names
 

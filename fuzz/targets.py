@@ -54,6 +54,11 @@ SURFACES: dict[str, tuple[str, ...]] = {
 }
 
 
+def in_surface(module: str, surface: tuple[str, ...]) -> bool:
+    """Whether `module` is one of `surface`'s modules or inside one of its packages."""
+    return any(module == s or module.startswith(s + ".") for s in surface)
+
+
 def _scratch(name: str, data: bytes) -> str:
     if not _SCRATCH:
         base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None

@@ -721,7 +721,7 @@ static int delta_route(topomap_eval *e, int32_t a, int32_t b, double w, topomap_
     int32_t na = topomap_machine_node_of(e->m, a), nb = topomap_machine_node_of(e->m, b);
     if (na == nb) return TOPOMAP_OK;
     int64_t at = topomap_i_pairs_index(&e->pairs, na, nb);
-    if (at < 0 || e->pairs.start[at] < 0) { /* the route is not kept (yet) */
+    if (at < 0 || e->pairs.pair[at].start < 0) { /* the route is not kept (yet) */
         const int32_t *route;
         double dist;
         int32_t level, h = topomap_i_pairs_route(&e->pairs, e->m, a, b, na, nb, e->route_buf, &route, &dist, &level);
@@ -729,9 +729,9 @@ static int delta_route(topomap_eval *e, int32_t a, int32_t b, double w, topomap_
             return topomap_i_fail(TOPOMAP_EINVAL, "the machine has no route from node %d to node %d (PE %d -> PE %d)",
                                   (int)na, (int)nb, (int)a, (int)b);
         at = topomap_i_pairs_index(&e->pairs, na, nb);
-        if (at < 0 || e->pairs.start[at] < 0) return delta_links(d, route, h, w);
+        if (at < 0 || e->pairs.pair[at].start < 0) return delta_links(d, route, h, w);
     }
-    if (!d->pair_w) return delta_links(d, e->pairs.links + e->pairs.start[at], e->pairs.hops[at], w);
+    if (!d->pair_w) return delta_links(d, e->pairs.links + e->pairs.pair[at].start, e->pairs.pair[at].hops, w);
     int32_t k = e->pairs.slot[na] * TOPOMAP_I_PAIR_SLOTS + e->pairs.slot[nb];
     if (!d->pair_seen[k]) {
         d->pair_seen[k] = 1;
@@ -768,7 +768,7 @@ int topomap_i_eval_link_deltas(topomap_eval *e, int32_t p, int32_t new_p, int32_
         int32_t k = d->pairs[i];
         int64_t at = (int64_t)(k / TOPOMAP_I_PAIR_SLOTS) * e->pairs.cap + k % TOPOMAP_I_PAIR_SLOTS;
         if (!rc && d->pair_w[k] != 0)
-            rc = delta_links(d, e->pairs.links + e->pairs.start[at], e->pairs.hops[at], d->pair_w[k]);
+            rc = delta_links(d, e->pairs.links + e->pairs.pair[at].start, e->pairs.pair[at].hops, d->pair_w[k]);
         d->pair_w[k] = 0;
         d->pair_seen[k] = 0;
     }

@@ -8,45 +8,22 @@
 void topomap_i_pairs_free(topomap_i_pairs *t)
 {
     free(t->slot);
-    free(t->start);
-    free(t->hops);
-    free(t->dist);
-    free(t->level);
+    free(t->pair);
     free(t->links);
     memset(t, 0, sizeof *t);
 }
 
-/* Pair arrays for `cap` x `cap` slots, the known pairs carried over. */
+/* Room for `cap` x `cap` slot pairs, the known pairs carried over. */
 static int grow(topomap_i_pairs *t, int32_t cap)
 {
     size_t n = (size_t)cap * cap;
-    int64_t *start = malloc(n * sizeof *start);
-    int32_t *hops = malloc(n * sizeof *hops);
-    double *dist = malloc(n * sizeof *dist);
-    int32_t *level = malloc(n * sizeof *level);
-    if (!start || !hops || !dist || !level) {
-        free(start);
-        free(hops);
-        free(dist);
-        free(level);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++) start[i] = -1;
-    for (int32_t i = 0; i < t->cap; i++) {
-        size_t from = (size_t)i * t->cap, to = (size_t)i * cap;
-        memcpy(start + to, t->start + from, (size_t)t->cap * sizeof *start);
-        memcpy(hops + to, t->hops + from, (size_t)t->cap * sizeof *hops);
-        memcpy(dist + to, t->dist + from, (size_t)t->cap * sizeof *dist);
-        memcpy(level + to, t->level + from, (size_t)t->cap * sizeof *level);
-    }
-    free(t->start);
-    free(t->hops);
-    free(t->dist);
-    free(t->level);
-    t->start = start;
-    t->hops = hops;
-    t->dist = dist;
-    t->level = level;
+    topomap_i_pair *pair = malloc(n * sizeof *pair);
+    if (!pair) return -1;
+    for (size_t i = 0; i < n; i++) pair[i].start = -1;
+    for (int32_t i = 0; i < t->cap; i++)
+        memcpy(pair + (size_t)i * cap, t->pair + (size_t)i * t->cap, (size_t)t->cap * sizeof *pair);
+    free(t->pair);
+    t->pair = pair;
     t->cap = cap;
     return 0;
 }
@@ -95,11 +72,8 @@ int32_t topomap_i_pairs_fill_route(topomap_i_pairs *t, const topomap_machine *m,
         t->links_cap = cap;
     }
     memcpy(t->links + t->used, buf, (size_t)h * sizeof *buf);
-    t->start[k] = t->used;
+    t->pair[k] = (topomap_i_pair){t->used, h, *level, *dist};
     t->used += h;
-    t->hops[k] = h;
-    t->dist[k] = *dist;
-    t->level[k] = *level;
     return h;
 }
 
@@ -108,8 +82,8 @@ double topomap_i_pairs_fill_distance(topomap_i_pairs *t, const topomap_machine *
     int64_t k = pair_of(t, m, a, b);
     double d = topomap_machine_distance(m, a, b);
     if (k >= 0) {
-        t->start[k] = -2; /* the distance is known, the route is not */
-        t->dist[k] = d;
+        t->pair[k].start = -2; /* the distance is known, the route is not */
+        t->pair[k].dist = d;
     }
     return d;
 }

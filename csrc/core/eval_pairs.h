@@ -18,12 +18,16 @@
 #define TOPOMAP_I_PAIR_SLOTS 256
 
 typedef struct {
+    int64_t start; /* first link in the table's links; -1: nothing known, -2: the distance only */
+    int32_t hops;  /* route length (a pair without a route is never kept) */
+    int32_t level;
+    double dist;
+} topomap_i_pair;
+
+typedef struct {
     int32_t *slot;   /* machine node -> slot, or -1; NULL until the first lookup */
-    int32_t nslots, cap; /* slots handed out; slots the pair arrays hold (cap x cap) */
-    int64_t *start;  /* slot pair -> first link in links; -1: nothing known, -2: the distance only */
-    int32_t *hops;   /* route length (a pair without a route is never kept) */
-    double *dist;
-    int32_t *level;
+    int32_t nslots, cap; /* slots handed out; slots `pair` holds (cap x cap) */
+    topomap_i_pair *pair;
     int32_t *links;
     int64_t used, links_cap;
     int full;        /* no slot for further nodes (all handed out, or no memory to grow) */
@@ -60,11 +64,12 @@ static inline int32_t topomap_i_pairs_route(topomap_i_pairs *t, const topomap_ma
         *route = buf;
         return topomap_machine_pair(m, a, b, buf, dist, level);
     }
-    if (k < 0 || t->start[k] < 0) return topomap_i_pairs_fill_route(t, m, a, b, buf, route, dist, level);
-    *route = t->links + t->start[k];
-    *dist = t->dist[k];
-    *level = t->level[k];
-    return t->hops[k];
+    if (k < 0 || t->pair[k].start < 0) return topomap_i_pairs_fill_route(t, m, a, b, buf, route, dist, level);
+    const topomap_i_pair *q = &t->pair[k];
+    *route = t->links + q->start;
+    *dist = q->dist;
+    *level = q->level;
+    return q->hops;
 }
 
 /* topomap_machine_distance(m, a, b) for PEs a, b on the different nodes na, nb. */
@@ -72,7 +77,7 @@ static inline double topomap_i_pairs_distance(topomap_i_pairs *t, const topomap_
                                               int32_t na, int32_t nb)
 {
     int64_t k = topomap_i_pairs_index(t, na, nb);
-    if (k >= 0 && t->start[k] != -1) return t->dist[k];
+    if (k >= 0 && t->pair[k].start != -1) return t->pair[k].dist;
     return k < 0 && (t->full || t->off) ? topomap_machine_distance(m, a, b) : topomap_i_pairs_fill_distance(t, m, a, b);
 }
 
