@@ -6,6 +6,7 @@ Usage::
     python fuzz/run.py --seconds 20 --all          # every target, 20 s each
     python fuzz/run.py --seconds 60 machine_spec   # some targets
     python fuzz/run.py --list
+    python fuzz/run.py --seconds 8 --all --jobs 1  # one target at a time
 
 Each target (``fuzz/targets.py``) runs in its own process under libFuzzer
 (through atheris), starting from its seed corpus ``fuzz/corpus/<target>/``,
@@ -18,7 +19,9 @@ inputs that only change paths inside C are found by chance, not steered to.
 A finding is an input that raises anything but ``TopomapError``/``ValueError``
 or takes more than ``--timeout`` seconds or ``--rss-limit-mb`` of memory; it is
 saved under ``--artifacts`` and the run exits with status 1.  The summary gives
-each target's executions (libFuzzer's ``number_of_executed_units``).
+each target's executions (libFuzzer's ``number_of_executed_units``).  Targets
+run ``--jobs`` at a time (default: one per CPU), each a single-threaded
+process, so each still gets its ``--seconds`` of one core.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -104,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=int, default=10, help="seconds one input may take (default 10)")
     p.add_argument("--rss-limit-mb", type=int, default=2048, help="memory one process may use (default 2048)")
     p.add_argument("--artifacts", default=None, help="where findings are saved (default: a new temporary folder)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="targets fuzzed at once (default: the number of CPUs)")
     args = p.parse_args(argv)
     if args.list:
         print("\n".join(NAMES))
@@ -112,16 +118,19 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(names) - set(NAMES))
     if unknown or not names:
         p.error(f"unknown target {unknown[0]!r}" if unknown else "name targets or pass --all")
+    if args.jobs < 1:
+        p.error(f"--jobs must be >= 1, got {args.jobs}")
     artifacts = args.artifacts or tempfile.mkdtemp(prefix="topomap-fuzz-findings-")
     os.makedirs(artifacts, exist_ok=True)
     failed = []
     print(f"{'target':<22} {'executions':>10} {'seconds':>8}  result", flush=True)
-    for name in names:
-        r = _run(name, args.seconds, args, artifacts)
-        print(f"{name:<22} {r['executions']:>10} {r['seconds']:>8.1f}  "
-              f"{'ok' if r['ok'] else 'FINDING ' + ' '.join(r['artifacts'])}", flush=True)
-        if not r["ok"]:
-            failed.append(r)
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # each job waits on its own child process
+        results = pool.map(lambda name: _run(name, args.seconds, args, artifacts), names)
+        for r in results:
+            print(f"{r['target']:<22} {r['executions']:>10} {r['seconds']:>8.1f}  "
+                  f"{'ok' if r['ok'] else 'FINDING ' + ' '.join(r['artifacts'])}", flush=True)
+            if not r["ok"]:
+                failed.append(r)
     for r in failed:
         print(f"\n== {r['target']}: last lines of the log\n" + "\n".join(r["log"].splitlines()[-40:]))
     return 1 if failed else 0
