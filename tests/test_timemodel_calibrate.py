@@ -98,7 +98,19 @@ def test_without_mpi4py_a_clear_error(monkeypatch):
 
 # ------------------------------------------------------------------ under mpiexec
 
-def check_job(rows: list[dict], n: int) -> tuple[TimeModel, dict]:
+def pingpong_off(job: dict) -> list[dict]:
+    """The ping-pong rows whose time the job's model misses by more than 5x: the model's prediction of
+    one message against a ping-pong timed apart from calibrate."""
+    return [row for row in job["pingpong"] if not 0.2 < row["predicted"] / row["measured"] < 5]
+
+
+def calibrated(n: int, *args: str, **kwargs) -> tuple[TimeModel, dict]:
+    """Run calibrate_job.py on n ranks and check what it returns.  The ping-pong is timed seconds after
+    calibrate; on a shared machine (a parallel test run, oversubscribed ranks) a burst of other work can
+    land on one of the two, so a job whose ping-pong disagrees runs once more before the check fails."""
+    rows = results(run(n, "calibrate_job.py", *args, **kwargs))
+    if len(rows) == 1 and pingpong_off(rows[0]):
+        rows = results(run(n, "calibrate_job.py", *args, **kwargs))
     (job,) = rows
     assert len(job["models"]) == n
     assert all(m == job["models"][0] for m in job["models"]), "every rank returns the same model"
@@ -107,10 +119,7 @@ def check_job(rows: list[dict], n: int) -> tuple[TimeModel, dict]:
         assert 0 < link.alpha < 1e-2 and math.isfinite(link.alpha), (name, link)
         assert 1e6 < link.bandwidth < 1e13 and math.isfinite(link.bandwidth), (name, link)
     assert model.hop_latency == 0.0
-    for row in job["pingpong"]:
-        # the model's prediction of one message against a ping-pong timed apart from calibrate
-        ratio = row["predicted"] / row["measured"]
-        assert 0.2 < ratio < 5, row
+    assert not pingpong_off(job), job["pingpong"]
     return model, job
 
 
@@ -126,13 +135,13 @@ def inside_class(job: dict) -> str:
 
 def test_two_ranks_one_host():
     # not oversubscribed where the machine has the two CPUs: Open MPI then binds the ranks
-    model, job = check_job(results(run(2, "calibrate_job.py", "10", oversubscribe=(os.cpu_count() or 1) < 2)), 2)
+    model, job = calibrated(2, "10", oversubscribe=(os.cpu_count() or 1) < 2)
     assert len(set(job["hosts"])) == 1
     assert set(model.classes) == {"PE", inside_class(job)}        # no network class on one host
 
 
 def test_four_oversubscribed_ranks_one_host_then_two():
-    model, job = check_job(results(run(4, "calibrate_job.py", "10")), 4)
+    model, job = calibrated(4, "10")
     assert set(model.classes) == {"PE", inside_class(job)}
     # a flat node of 4 PEs needs "intra-node", which a job with sockets does not measure: then that is named
     missing = "network" if "intra-node" in model.classes else "intra-node"
@@ -141,6 +150,6 @@ def test_four_oversubscribed_ranks_one_host_then_two():
     merged = TimeModel.default().merged(model)
     assert merged.classes["network"] == TimeModel.default().classes["network"]
 
-    model, job = check_job(results(run(4, "calibrate_job.py", "10", env={"TOPOMAP_MPI_HOSTS": "a*2,b*2"})), 4)
+    model, job = calibrated(4, "10", env={"TOPOMAP_MPI_HOSTS": "a*2,b*2"})
     assert job["hosts"] == ["a", "a", "b", "b"]
     assert set(model.classes) == {"PE", inside_class(job), "network"}
