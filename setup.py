@@ -10,6 +10,7 @@ import os
 import shlex
 import subprocess
 import sysconfig
+from concurrent.futures import ThreadPoolExecutor
 from glob import glob
 
 import numpy
@@ -48,8 +49,29 @@ def _probe_hwloc():
     }
 
 
+def _compile_in_parallel(compiler):
+    """Make `compiler` compile one extension's sources on every CPU (setuptools runs them one
+    at a time; its --parallel only builds separate extensions side by side)."""
+    def compile(sources, output_dir=None, macros=None, include_dirs=None, debug=0, extra_preargs=None,
+                extra_postargs=None, depends=None):
+        macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(
+            output_dir, macros, include_dirs, sources, depends, extra_postargs)
+        cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)
+
+        def one(obj):
+            if obj in build:
+                src, ext = build[obj]
+                compiler._compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
+
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            list(pool.map(one, objects))
+        return objects
+    compiler.compile = compile
+
+
 class BuildExt(build_ext):
     def build_extensions(self):
+        _compile_in_parallel(self.compiler)
         hwloc = _probe_hwloc()
         key = ("hwloc" if hwloc else "nohwloc") + "-" + _hwloc_mode()
         inc = os.path.join(self.build_temp, f"config-{key}")
