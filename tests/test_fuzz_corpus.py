@@ -15,6 +15,8 @@ import resource
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -125,12 +127,18 @@ def test_each_target_runs_only_code_its_fuzzer_instruments():
     assert all(called.values())
 
 
-def test_the_fuzzer_leaves_out_exactly_the_modules_outside_a_surface():
+def _fuzz_run():
+    """fuzz/run.py as a module (importing it does not need atheris)."""
     sys.path.insert(0, str(FUZZ))
     try:
         import run as fuzz_run
     finally:
         sys.path.remove(str(FUZZ))
+    return fuzz_run
+
+
+def test_the_fuzzer_leaves_out_exactly_the_modules_outside_a_surface():
+    fuzz_run = _fuzz_run()
     files = {p.relative_to(ROOT).with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__")
              for p in (ROOT / "topomap").rglob("*.py")}
     for name, surface in fuzz_targets.SURFACES.items():
@@ -140,6 +148,32 @@ def test_the_fuzzer_leaves_out_exactly_the_modules_outside_a_surface():
         assert inside and all(fuzz_targets.in_surface(m, surface) for m in inside), name
     assert "topomap.io.csv_edges" not in fuzz_run._outside(fuzz_targets.SURFACES["pattern_csv"])
     assert "topomap.mpi.reorder" in fuzz_run._outside(fuzz_targets.SURFACES["pattern_csv"])
+
+
+def test_jobs_fuzz_targets_side_by_side_and_report_them_in_order(monkeypatch, capsys, tmp_path):
+    fuzz_run = _fuzz_run()
+    lock, running, most = threading.Lock(), [0], [0]
+
+    def fake(name, seconds, args, artifacts):        # stands in for one target's atheris process
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.3)
+        with lock:
+            running[0] -= 1
+        return {"target": name, "seconds": 0.3, "executions": len(name), "ok": name != "pattern_metis",
+                "artifacts": [f"{artifacts}/{name}-crash"], "log": f"{name} log"}
+
+    monkeypatch.setattr(fuzz_run, "_run", fake)
+    names = ["pattern_csv", "pattern_metis", "machine_spec"]
+    assert fuzz_run.main([*names, "--seconds", "1", "--jobs", "2", "--artifacts", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert most[0] == 2
+    assert [line.split()[0] for line in out.splitlines()[1:4]] == names
+    assert f"FINDING {tmp_path}/pattern_metis-crash" in out and "== pattern_metis: last lines of the log" in out
+    with pytest.raises(SystemExit):
+        fuzz_run.main(["pattern_csv", "--jobs", "0"])
+    assert "--jobs must be >= 1, got 0" in capsys.readouterr().err
 
 
 def test_run_one_lets_only_other_exceptions_escape():
