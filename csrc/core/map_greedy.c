@@ -177,20 +177,14 @@ static void nearest(greedy *gr, int32_t g, int32_t src, int32_t *node, int64_t *
     int32_t s = gr->stamp, head = 0, tail = 0, level = 0, scan = 0;
     gr->queue[tail++] = src;
     gr->seen[src] = s;
-    while (head < tail) {
+    while (head < tail && (best.node < 0 || level <= best.hops)) {
         if (best.node < 0 && head > 2 * (int64_t)gr->nfree + 64) {
             scan = 1;
             break;
         }
-        int32_t end = tail;
-        for (int32_t i = head; i < end; i++) {
-            int32_t v = gr->queue[i];
-            if (gr->vidx[v] >= 0 && gr->nm->group_of_node[gr->vidx[v]] < 0) offer(gr, g, src, gr->vidx[v], &best);
-        }
-        /* the next level is not searched: do not build it */
-        if (best.node >= 0 && level + 1 > best.hops) break;
-        for (; head < end; head++) {
+        for (int32_t end = tail; head < end; head++) {
             int32_t v = gr->queue[head];
+            if (gr->vidx[v] >= 0 && gr->nm->group_of_node[gr->vidx[v]] < 0) offer(gr, g, src, gr->vidx[v], &best);
             for (int64_t x = pg->ostart[v]; x < pg->ostart[v + 1]; x++)
                 if (gr->seen[pg->oto[x]] != s) {
                     gr->seen[pg->oto[x]] = s;
