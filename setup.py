@@ -51,7 +51,11 @@ def _probe_hwloc():
 
 def _compile_in_parallel(compiler):
     """Make `compiler` compile one extension's sources on every CPU (setuptools runs them one
-    at a time; its --parallel only builds separate extensions side by side)."""
+    at a time; its --parallel only builds separate extensions side by side).  Only the Unix
+    compiler, whose compile loop calls a per-file _compile; others (MSVC) keep their own loop."""
+    if compiler.compiler_type != "unix":
+        return
+
     def compile(sources, output_dir=None, macros=None, include_dirs=None, debug=0, extra_preargs=None,
                 extra_postargs=None, depends=None):
         macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(
