@@ -21,8 +21,10 @@
    costs little, it keeps 4 runs: with 1, MAGC's phase 1 on the 2D-3D pair
    of its notebook (64 processes) grouped worse and lost its edge over
    Strategy 1 (network MC 1.0 vs 0.83 x default; 0.67 with 4 runs).
+   A stencil pattern whose grid the nodes tile by boxes (p->coords set by
+   the Python layer) is grouped by those boxes instead: map_nodes_grid.c.
    Complexity: O((n + m) log k) for the bisections plus O(n + m) per
-   refinement pass of the finest level. */
+   refinement pass of the finest level; O(n) for boxes. */
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/error.h"
@@ -133,6 +135,11 @@ int topomap_group_by_node(const topomap_pattern *p, const topomap_alloc_nodes *a
     if (k == 1) {
         memset(group, 0, (size_t)p->n * sizeof *group);
         return TOPOMAP_OK;
+    }
+    int tiled = 0;
+    if (p->coords) {
+        int rc = topomap_i_group_by_grid(p, k, group_slots, group, &tiled);
+        if (rc || tiled) return rc;
     }
     return topomap_partition_processes(p, k, group_slots, run, group);
 }

@@ -64,10 +64,7 @@ int pytopomap_pattern(PyObject *indptr, PyObject *indices, PyObject *bytes, topo
     if (!arrs[1]) return -1;
     arrs[2] = pytopomap_array(bytes, NPY_FLOAT64, ip[n], "bytes");
     if (!arrs[2]) return -1;
-    p->n = (int32_t)n;
-    p->indptr = ip;
-    p->indices = PyArray_DATA(arrs[1]);
-    p->bytes = PyArray_DATA(arrs[2]);
+    *p = (topomap_pattern){(int32_t)n, ip, PyArray_DATA(arrs[1]), PyArray_DATA(arrs[2]), NULL, 0}; /* no grid */
     int rc = topomap_pattern_validate(p);
     if (rc) {
         pytopomap_raise(rc);

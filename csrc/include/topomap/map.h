@@ -58,9 +58,12 @@ void topomap_alloc_nodes_destroy(topomap_alloc_nodes *an);
    (k = *ngroups, group j of at most group_slots[j] = the j-th largest
    slots, ties in allocation order), little traffic between groups
    (multilevel partitioning of C + C^T in hard-capacity mode, group sizes
-   proportional to the slots).  When n fills the allocation, k = nnodes.
-   group[p] in [0, k); group_slots has nnodes entries (k used).  Fails with
-   TOPOMAP_EINVAL when the processes do not fit. */
+   proportional to the slots).  A pattern with grid coordinates (p->coords)
+   is grouped by boxes of its grid instead where they tile it
+   (map_nodes_grid.c).  When n
+   fills the allocation, k = nnodes.  group[p] in [0, k); group_slots has
+   nnodes entries (k used).  Fails with TOPOMAP_EINVAL when the processes
+   do not fit, or a coordinate is outside [0, 2^20). */
 int topomap_group_by_node(const topomap_pattern *p, const topomap_alloc_nodes *an,
                           const topomap_run_options *run, int32_t *group, int64_t *group_slots,
                           int32_t *ngroups);
@@ -72,6 +75,11 @@ int topomap_group_by_node(const topomap_pattern *p, const topomap_alloc_nodes *a
    topomap_group_by_node, for mappers that split processes to other sizes. */
 int topomap_partition_processes(const topomap_pattern *p, int32_t k, const int64_t *slots,
                                 const topomap_run_options *run, int32_t *part);
+
+/* The grid grouping of topomap_group_by_node (map_nodes_grid.c): with
+   p->coords and p->ndims set and k groups of slots[j] processes, *done = 1
+   and group[] = boxes of the grid when they tile it, else *done = 0. */
+int topomap_i_group_by_grid(const topomap_pattern *p, int32_t k, const int64_t *slots, int32_t *group, int *done);
 
 /* The pattern between groups (Mirsadeghi 2017 §3.3.1 "nodal pattern"):
    q[a][b] = sum of bytes p -> p' with group a -> group b, a != b (traffic

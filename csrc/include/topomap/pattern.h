@@ -13,6 +13,13 @@ typedef struct {
     const int64_t *indptr;  /* n + 1 */
     const int32_t *indices; /* indptr[n] */
     const double *bytes;    /* indptr[n] */
+    /* Optional: the processes' cells on a Cartesian grid of ndims (1-3)
+       axes, row i = process i's coordinates, each in [0, 2^20); set when
+       the pattern is a stencil of that grid (the mappers' grid option,
+       topomap/mappers/grids.py).  NULL: no grid.  Only the node grouping
+       (map_nodes.c) reads it. */
+    const int32_t *coords;
+    int32_t ndims;
 } topomap_pattern;
 
 /* Check the CSR invariants; the error message names the first bad entry. */
