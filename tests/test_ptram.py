@@ -438,6 +438,7 @@ def test_candidate_search_meets_tied_vertices_lowest_first():
 
 def test_registered_with_its_options():
     info = tm.methods()["ptram"]
-    assert set(info.options) == {"weights", "k", "rounds", "partition", "plateau", "candidates"}
+    assert set(info.options) == {"weights", "k", "rounds", "partition", "plateau", "candidates", "grid"}
+    assert info.options["grid"][0] is None   # the thesis partitions; boxes on request
     assert info.options["k"][0] == DEFAULT_K and info.options["rounds"][0] == 10
     assert "3.3" in info.source

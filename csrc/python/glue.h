@@ -69,7 +69,7 @@ typedef struct {
     const int32_t *alloc;
     int32_t nalloc, capacity;
     int32_t *pe_of;
-    PyArrayObject *arrs[4];
+    PyArrayObject *arrs[5]; /* allocation, CSR arrays, grid */
     PyArrayObject *out;
 } pytopomap_map_call;
 /* The (machine, allocation) arguments: *m set and the allocation as an
@@ -79,6 +79,10 @@ PyArrayObject *pytopomap_machine_alloc(PyObject *machine, PyObject *alloc, const
 int pytopomap_map_call_init(pytopomap_map_call *c, PyObject *machine, PyObject *indptr, PyObject *indices,
                             PyObject *bytes, PyObject *alloc, long capacity);
 PyObject *pytopomap_map_call_finish(pytopomap_map_call *c, int rc);
+/* After init: the optional grid argument (None, or the processes' (n, d)
+   int32 coordinates, d in 1..3) into c->p.coords / ndims for the node
+   grouping.  0, or -1 with TypeError/ValueError. */
+int pytopomap_map_call_grid(pytopomap_map_call *c, PyObject *grid);
 
 PyObject *pytopomap_evaluate(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_map_block(PyObject *self, PyObject *args);

@@ -36,6 +36,22 @@ int pytopomap_map_call_init(pytopomap_map_call *c, PyObject *machine, PyObject *
     return 0;
 }
 
+int pytopomap_map_call_grid(pytopomap_map_call *c, PyObject *grid)
+{
+    if (grid == Py_None) return 0;
+    c->arrs[4] = (PyArrayObject *)PyArray_FROMANY(grid, NPY_INT32, 2, 2, NPY_ARRAY_IN_ARRAY);
+    if (!c->arrs[4]) return -1;
+    npy_intp rows = PyArray_DIM(c->arrs[4], 0), d = PyArray_DIM(c->arrs[4], 1);
+    if (rows != c->p.n || d < 1 || d > 3) {
+        PyErr_Format(PyExc_ValueError, "grid must have shape (n, d) = (%d, 1..3), got (%ld, %ld)", (int)c->p.n,
+                     (long)rows, (long)d);
+        return -1;
+    }
+    c->p.coords = PyArray_DATA(c->arrs[4]);
+    c->p.ndims = (int32_t)d;
+    return 0;
+}
+
 PyObject *pytopomap_map_call_finish(pytopomap_map_call *c, int rc)
 {
     PyObject *res = NULL;
@@ -45,7 +61,7 @@ PyObject *pytopomap_map_call_finish(pytopomap_map_call *c, int rc)
         res = (PyObject *)c->out;
         c->out = NULL;
     }
-    for (int i = 0; i < 4; i++) Py_CLEAR(c->arrs[i]);
+    for (int i = 0; i < 5; i++) Py_CLEAR(c->arrs[i]);
     Py_CLEAR(c->out);
     return res;
 }

@@ -5,13 +5,15 @@
 enum { GREEDY, RECURSIVE, RCM };
 
 /* Run one mapper with the GIL released; `opt` is its options struct, whose
-   first member is the topomap_run_options filled here. */
+   first member is the topomap_run_options filled here; `grid` as
+   pytopomap_map_call_grid takes it. */
 static PyObject *call(PyObject *mo, PyObject *ip, PyObject *ix, PyObject *by, PyObject *ao, long capacity,
-                      unsigned long long seed, PyObject *po, int which, void *opt)
+                      unsigned long long seed, PyObject *po, PyObject *grid, int which, void *opt)
 {
     if (pytopomap_progress_check(po)) return NULL;
     pytopomap_map_call c;
-    if (pytopomap_map_call_init(&c, mo, ip, ix, by, ao, capacity)) return pytopomap_map_call_finish(&c, -1);
+    if (pytopomap_map_call_init(&c, mo, ip, ix, by, ao, capacity) || pytopomap_map_call_grid(&c, grid))
+        return pytopomap_map_call_finish(&c, -1);
     static const char *const names[] = {"greedy", "recursive", "rcm"};
     pytopomap_progress pc = {po, NULL, names[which]};
     *(topomap_run_options *)opt = (topomap_run_options){(uint64_t)seed, pytopomap_progress_cb, &pc};
@@ -31,30 +33,30 @@ static PyObject *call(PyObject *mo, PyObject *ip, PyObject *ix, PyObject *by, Py
 PyObject *pytopomap_map_greedy(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {COMMON_KW, "start", "congestion", "tries", NULL};
-    PyObject *mo, *ip, *ix, *by, *ao, *po = Py_None;
+    static char *kwlist[] = {COMMON_KW, "start", "congestion", "tries", "grid", NULL};
+    PyObject *mo, *ip, *ix, *by, *ao, *po = Py_None, *go = Py_None;
     long capacity;
     unsigned long long seed = 0;
     topomap_greedy_options opt;
     topomap_greedy_options_init(&opt);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOiii", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed, &po,
-                                     &opt.start, &opt.congestion, &opt.tries))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOiiiO", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed, &po,
+                                     &opt.start, &opt.congestion, &opt.tries, &go))
         return NULL;
-    return call(mo, ip, ix, by, ao, capacity, seed, po, GREEDY, &opt);
+    return call(mo, ip, ix, by, ao, capacity, seed, po, go, GREEDY, &opt);
 }
 
 PyObject *pytopomap_map_recursive(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {COMMON_KW, "context", "coords", "ring", NULL};
-    PyObject *mo, *ip, *ix, *by, *ao, *po = Py_None, *co = Py_None, *ro = Py_None, *res = NULL;
+    static char *kwlist[] = {COMMON_KW, "context", "coords", "ring", "grid", NULL};
+    PyObject *mo, *ip, *ix, *by, *ao, *po = Py_None, *co = Py_None, *ro = Py_None, *go = Py_None, *res = NULL;
     PyArrayObject *coords = NULL, *ring = NULL;
     long capacity;
     unsigned long long seed = 0;
     topomap_recursive_options opt;
     topomap_recursive_options_init(&opt);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOiOO", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed, &po,
-                                     &opt.context, &co, &ro))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOiOOO", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed, &po,
+                                     &opt.context, &co, &ro, &go))
         return NULL;
     if ((co == Py_None) != (ro == Py_None)) {
         PyErr_SetString(PyExc_TypeError, "coords and ring go together");
@@ -72,7 +74,7 @@ PyObject *pytopomap_map_recursive(PyObject *self, PyObject *args, PyObject *kw)
         opt.coords = PyArray_DATA(coords);
         opt.ring = PyArray_DATA(ring);
     }
-    res = call(mo, ip, ix, by, ao, capacity, seed, po, RECURSIVE, &opt);
+    res = call(mo, ip, ix, by, ao, capacity, seed, po, go, RECURSIVE, &opt);
 cleanup:
     Py_XDECREF(coords);
     Py_XDECREF(ring);
@@ -82,16 +84,16 @@ cleanup:
 PyObject *pytopomap_map_rcm(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {COMMON_KW, "start", NULL};
-    PyObject *mo, *ip, *ix, *by, *ao, *po = Py_None;
+    static char *kwlist[] = {COMMON_KW, "start", "grid", NULL};
+    PyObject *mo, *ip, *ix, *by, *ao, *po = Py_None, *go = Py_None;
     long capacity;
     unsigned long long seed = 0;
     topomap_rcm_options opt;
     topomap_rcm_options_init(&opt);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOi", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed, &po,
-                                     &opt.start))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOiO", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed, &po,
+                                     &opt.start, &go))
         return NULL;
-    return call(mo, ip, ix, by, ao, capacity, seed, po, RCM, &opt);
+    return call(mo, ip, ix, by, ao, capacity, seed, po, go, RCM, &opt);
 }
 
 PyObject *pytopomap_rcm_order(PyObject *self, PyObject *args)

@@ -5,18 +5,18 @@
 PyObject *pytopomap_group_by_node(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"machine", "indptr", "indices", "bytes", "alloc", "capacity", "seed", "progress", NULL};
-    PyObject *mo, *ip, *ix, *by, *ao, *po = Py_None, *res = NULL;
+    static char *kwlist[] = {"machine", "indptr", "indices", "bytes", "alloc", "capacity", "seed", "progress", "grid", NULL};
+    PyObject *mo, *ip, *ix, *by, *ao, *po = Py_None, *go = Py_None, *res = NULL;
     long capacity;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KO", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed, &po))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOO", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed, &po, &go))
         return NULL;
     if (pytopomap_progress_check(po)) return NULL;
     pytopomap_map_call c;
     topomap_alloc_nodes *an = NULL;
     PyArrayObject *gs = NULL;
     int rc = 0;
-    if (pytopomap_map_call_init(&c, mo, ip, ix, by, ao, capacity)) goto cleanup;
+    if (pytopomap_map_call_init(&c, mo, ip, ix, by, ao, capacity) || pytopomap_map_call_grid(&c, go)) goto cleanup;
     pytopomap_progress pc = {po, NULL, "group_by_node"};
     topomap_run_options run = {(uint64_t)seed, pytopomap_progress_cb, &pc};
     int32_t k = 0;

@@ -42,13 +42,13 @@ PyObject *pytopomap_map_ptram(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"machine", "indptr", "indices", "bytes", "alloc", "capacity", "seed", "weights",
-                             "k", "rounds", "partition", "plateau", "candidates", "progress", "trace", NULL};
-    PyObject *mo, *ip, *ix, *by, *ao, *wo = Py_None, *po = Py_None;
+                             "k", "rounds", "partition", "plateau", "candidates", "progress", "trace", "grid", NULL};
+    PyObject *mo, *ip, *ix, *by, *ao, *wo = Py_None, *po = Py_None, *go = Py_None;
     long capacity, k = TOPOMAP_PTRAM_DEFAULT_K, rounds = 10, partition = 1, plateau = 0, candidates = -1;
     unsigned long long seed = 0;
     int want_trace = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOlllllOp", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed,
-                                     &wo, &k, &rounds, &partition, &plateau, &candidates, &po, &want_trace))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOlllllOpO", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed,
+                                     &wo, &k, &rounds, &partition, &plateau, &candidates, &po, &want_trace, &go))
         return NULL;
     if (pytopomap_progress_check(po)) return NULL;
     topomap_ptram_options opt;
@@ -57,7 +57,7 @@ PyObject *pytopomap_map_ptram(PyObject *self, PyObject *args, PyObject *kw)
     topomap_ptram_trace tr = {0};
     PyObject *out = NULL, *res = NULL;
     int rc = 0;
-    if (pytopomap_map_call_init(&c, mo, ip, ix, by, ao, capacity)) goto cleanup;
+    if (pytopomap_map_call_init(&c, mo, ip, ix, by, ao, capacity) || pytopomap_map_call_grid(&c, go)) goto cleanup;
     if (want_trace) {
         size_t n = (size_t)c.p.n, r = opt.rounds > 0 ? (size_t)opt.rounds : 0;
         tr.group = malloc(n * sizeof *tr.group);
