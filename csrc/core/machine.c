@@ -131,9 +131,14 @@ static int32_t node_lca(const topomap_machine *m, int32_t i, int32_t j)
 double topomap_machine_distance(const topomap_machine *m, int32_t a, int32_t b)
 {
     if (a == b) return 0.0;
-    int32_t P = m->head.pes_per_node, na = a / P, nb = b / P;
-    if (na == nb) return m->costs[node_lca(m, a % P, b % P) - 1];
+    int32_t P = m->head.pes_per_node, na = topomap_machine_node_of(m, a), nb = topomap_machine_node_of(m, b);
+    if (na == nb) return m->costs[node_lca(m, a - na * P, b - nb * P) - 1];
     return m->ops->distance(m, na, nb);
+}
+
+double topomap_machine_node_distance(const topomap_machine *m, int32_t na, int32_t nb)
+{
+    return na == nb ? 0.0 : m->ops->distance(m, na, nb);
 }
 
 int32_t topomap_machine_level_of(const topomap_machine *m, int32_t a, int32_t b)

@@ -3,7 +3,8 @@
    levels, valid mappings under capacities and partial nodes, determinism,
    the search never raising J, the congestion search never raising the
    maximum congestion, cancellation and bad orders; the search's stop when
-   it stalls; the congestion search's work per sweep under dense traffic. */
+   it stalls; the congestion search's work per sweep under dense traffic;
+   the search's deltas on one-way routes with sockets. */
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/topomap.h"
@@ -346,8 +347,78 @@ static void test_congestion_sweeps_are_bounded_under_dense_traffic(void)
     free(w);
 }
 
+/* The search judges a change by the shares of J it keeps (map_qap_search.c,
+   which checks them against a recomputation in debug builds): on a one-way
+   ring of 8 nodes (the distance from a to b is b - a mod 8, not b to a) of
+   4 PEs in 2 sockets (distance 1 within a socket, 3 across), 2 processes
+   per PE so that moves have room, random traffic with messages both ways
+   between some pairs.  J never rises, and the mapping stays valid. */
+static void test_search_on_one_way_routes(void)
+{
+    int32_t src[8], dst[8], groups[8] = {0, 0, 1, 1, 0, 0, 0, 0};
+    double costs[2] = {1, 3};
+    for (int32_t i = 0; i < 8; i++) {
+        src[i] = i;
+        dst[i] = (i + 1) % 8;
+    }
+    topomap_node_tree tree = {4, 2, groups, costs};
+    topomap_graph_desc gd = {8, 0, 8, src, dst, NULL, TOPOMAP_ROUTING_SHORTEST, 0, NULL, NULL, NULL, NULL};
+    topomap_machine *m = NULL;
+    CHECK(topomap_machine_create_graph(&tree, &gd, &m) == 0);
+    if (!m) return;
+    CHECK(topomap_machine_distance(m, 0, 4) == 1 && topomap_machine_distance(m, 4, 0) == 7);
+    int32_t n = 48, alloc[32], pe_of[48];
+    for (int32_t i = 0; i < 32; i++) alloc[i] = i;
+    topomap_alloc_nodes *an = NULL;
+    CHECK(topomap_alloc_nodes_create(m, alloc, 32, 2, &an) == 0);
+    uint64_t state = 99;
+    for (int trial = 0; trial < 20; trial++) {
+        int64_t *ip = calloc((size_t)n + 1, sizeof *ip);
+        int32_t *ix = malloc((size_t)n * n * sizeof *ix);
+        double *by = malloc((size_t)n * n * sizeof *by);
+        int64_t k = 0;
+        for (int32_t u = 0; u < n; u++) {
+            for (int32_t v = 0; v < n; v++)
+                if (v != u && lcg(&state) % 8 == 0) {
+                    ix[k] = v;
+                    by[k++] = 1 + lcg(&state) % 9;
+                }
+            ip[u + 1] = k;
+        }
+        topomap_pattern p = {n, ip, ix, by};
+        int64_t *xadj = malloc(((size_t)n + 1) * sizeof *xadj);
+        int32_t *adj = malloc(2 * (size_t)k * sizeof *adj + 1);
+        double *w = malloc(2 * (size_t)k * sizeof *w + 1);
+        CHECK(topomap_ugraph_from_pattern(&p, xadj, adj, w) == 0);
+        topomap_ugraph g = {n, xadj, adj, w, NULL};
+        int32_t load[32] = {0};
+        for (int32_t u = 0; u < n; u++) { /* random PEs with room */
+            int32_t pe = (int32_t)(lcg(&state) % 32);
+            while (load[pe] == 2) pe = (pe + 1) % 32;
+            load[pe]++;
+            pe_of[u] = pe;
+        }
+        double before = qap(m, &p, pe_of);
+        topomap_run_options run;
+        memset(&run, 0, sizeof run);
+        topomap_i_ticker t = {&run, "test", 0, 1, 0, TOPOMAP_I_TICK};
+        topomap_i_qap_search_options o = {(uint64_t)trial, 4, 2, 64};
+        CHECK(topomap_i_qap_search(m, &p, &g, an, &o, &t, pe_of) == 0);
+        double after = qap(m, &p, pe_of);
+        CHECK(after < before); /* 48 processes placed at random always gain */
+        CHECK(valid(&p, pe_of, 32, 2));
+        free_pattern(&p);
+        free(xadj);
+        free(adj);
+        free(w);
+    }
+    topomap_alloc_nodes_destroy(an);
+    topomap_machine_destroy(m);
+}
+
 int main(void)
 {
+    test_search_on_one_way_routes();
     test_torus_embedding();
     test_search_stops_when_it_stalls();
     test_congestion_sweeps_are_bounded_under_dense_traffic();

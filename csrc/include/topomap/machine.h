@@ -127,6 +127,9 @@ int32_t topomap_machine_route(const topomap_machine *m, int32_t node_a, int32_t 
                               int32_t *out);
 /* QAP distance between two PEs (0 if equal). */
 double topomap_machine_distance(const topomap_machine *m, int32_t pe_a, int32_t pe_b);
+/* QAP distance between PEs of the nodes node_a and node_b: the network's
+   distance between the nodes (0 if equal). */
+double topomap_machine_node_distance(const topomap_machine *m, int32_t node_a, int32_t node_b);
 /* Level of the lowest common ancestor: 0 same PE, 1..L node tree levels,
    L+1.. network levels. */
 int32_t topomap_machine_level_of(const topomap_machine *m, int32_t pe_a, int32_t pe_b);
