@@ -12,11 +12,12 @@
       among its children (topomap_partition of the induced subgraph of
       C + C^T), each split improved by V-cycles (map_hierarchy_vcycle.c),
       level by level down to the PEs.
-   3. Local search on J through the evaluator in distance-only mode: every
-      process with a neighbour on another PE tries moves into PEs with room
-      and swaps with the processes within `depth` hops of it in the
-      communication graph; one that changes PE activates its neighbours
-      (label-propagation order, as in KaHIP's and SharedMap's refinement).
+   3. Local search on J, a try judged from per-process shares of J
+      (qap_shares.h): every process with a neighbour on another PE tries
+      moves into PEs with room and swaps with the processes within `depth`
+      hops of it in the communication graph; one that changes PE activates
+      its neighbours (label-propagation order, as in KaHIP's and
+      SharedMap's refinement; first PE by PE).
    4. `tries` complete runs with derived seeds; the lowest J is kept.
 
    Choices the sources leave open, as made here:
@@ -82,12 +83,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/error.h"
-#include "topomap/eval.h"
 #include "topomap/map_hierarchy.h"
 #include "topomap/partition.h"
 #include "topomap/rng.h"
 #include "map_hierarchy_internal.h"
 #include "map_topdown.h"
+#include "qap_shares.h"
 #include "sorted.h"
 
 #define CHECK_EVERY 4096
@@ -285,7 +286,8 @@ typedef struct {
     int32_t *cap;   /* group -> L x PEs */
     int32_t *hint;  /* group -> a child that had room */
     int32_t *gstamp, *pmark, stamp_id; /* visit marks of groups and processes */
-    int32_t *cand, *queue, *bfs;
+    int32_t *cand, *cpos, *queue, *bfs; /* candidate leaves, each leaf's place among them */
+    double *base;                       /* per candidate leaf: the process's share there, its messages there left out */
     int32_t head, tail, pending;       /* the circular queue of active processes */
     uint8_t *active;
 } ctx;
@@ -316,6 +318,8 @@ static void ctx_free(ctx *c)
     free(c->gstamp);
     free(c->pmark);
     free(c->cand);
+    free(c->cpos);
+    free(c->base);
     free(c->queue);
     free(c->bfs);
     free(c->active);
@@ -351,12 +355,14 @@ static int ctx_init(ctx *c)
     c->gstamp = calloc(G, sizeof *c->gstamp);
     c->pmark = calloc(un, sizeof *c->pmark);
     c->cand = malloc(G * sizeof *c->cand);
+    c->cpos = malloc(G * sizeof *c->cpos);
+    c->base = malloc(G * sizeof *c->base);
     c->queue = malloc(un * sizeof *c->queue);
     c->bfs = malloc(un * sizeof *c->bfs);
     c->active = malloc(un);
     if (!xadj || !adj || !wgt || !c->proc || !c->plo || !c->phi || !c->loc || !c->part || !c->trial_part ||
         !c->tmp || !c->order || !c->sxadj || !c->sadj || !c->swgt || !c->targets || !c->caps || !c->pw || !c->leaf ||
-        !c->load || !c->cap || !c->hint || !c->gstamp || !c->pmark || !c->cand || !c->queue || !c->bfs || !c->active)
+        !c->load || !c->cap || !c->hint || !c->gstamp || !c->pmark || !c->cand || !c->cpos || !c->base || !c->queue || !c->bfs || !c->active)
         return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory mapping %d processes onto a hierarchy", (int)n);
     for (int32_t i = 0; i < n; i++) c->loc[i] = -1;
     for (int32_t g = 0; g < ng; g++) c->cap[g] = c->L * (c->h->hi[g] - c->h->lo[g]);
@@ -518,12 +524,13 @@ static int32_t free_leaf(ctx *c, int32_t g)
     return g;
 }
 
-/* Process u now sits on leaf t (the evaluator already knows). */
-static void relabel(ctx *c, int32_t u, int32_t t)
+/* Process u now sits on PE `pe` of leaf t. */
+static void relabel(ctx *c, topomap_i_shares *s, int32_t u, int32_t t, int32_t pe)
 {
     add_load(c, c->leaf[u], -1);
     add_load(c, t, 1);
     c->leaf[u] = t;
+    s->pe_of[u] = pe;
 }
 
 static void push(ctx *c, int32_t u)
@@ -551,14 +558,15 @@ static int32_t new_stamp(ctx *c)
     return ++c->stamp_id;
 }
 
-/* Process u: apply its best improving move or swap.  *changed = 1 and
-   *partner = the swapped process or -1 when the mapping changed. */
-static int improve(ctx *c, topomap_eval *e, int32_t u, double *J, double thresh, int *changed, int32_t *partner)
+/* Process u: apply its best improving move or swap, judged by the change of
+   J from the shares (qap_shares.h; the leaves, single PEs, are the
+   places).  *changed = 1 and *partner = the swapped process or -1 when the
+   mapping changed. */
+static void improve(ctx *c, topomap_i_shares *s, int32_t u, double thresh, int *changed, int32_t *partner)
 {
     const topomap_hierarchy *h = c->h;
     int32_t own = c->leaf[u], nleaf = 0, best_leaf = -1, best_partner = -1;
     double best = -thresh;
-    topomap_metrics after;
     *changed = 0;
     /* the leaves of u's neighbours: move targets, and where swap partners sit */
     int32_t nb = new_stamp(c);
@@ -566,25 +574,31 @@ static int improve(ctx *c, topomap_eval *e, int32_t u, double *J, double thresh,
         int32_t t = c->leaf[c->g.adjncy[k]];
         if (t != own && c->gstamp[t] != nb) {
             c->gstamp[t] = nb;
+            c->cpos[t] = nleaf;
             c->cand[nleaf++] = t;
         }
     }
-    if (!nleaf) return TOPOMAP_OK;
+    if (!nleaf) return;
+    topomap_i_shares_gather(s, u, c->leaf);
+    double su = s->share[u];
     /* moves: a full neighbour leaf is replaced by a leaf with room in its
        lowest group that has room and does not hold u's own leaf */
     for (int32_t i = 0; i < nleaf; i++) {
         int32_t t = c->cand[i];
+        c->base[i] = topomap_i_shares_base(s, t, h->pes[h->lo[t]]);
+        double at;
         if (c->load[t] >= c->cap[t]) {
-            int32_t g = h->parent[t], at = h->lo[own];
-            while (g >= 0 && !(h->lo[g] <= at && at < h->hi[g]) && c->load[g] >= c->cap[g]) g = h->parent[g];
-            if (g < 0 || (h->lo[g] <= at && at < h->hi[g])) continue;
+            int32_t g = h->parent[t], here = h->lo[own];
+            while (g >= 0 && !(h->lo[g] <= here && here < h->hi[g]) && c->load[g] >= c->cap[g]) g = h->parent[g];
+            if (g < 0 || (h->lo[g] <= here && here < h->hi[g])) continue;
             t = free_leaf(c, g);
             if (c->gstamp[t] == nb) continue; /* a neighbour leaf is tried as itself */
+            at = topomap_i_shares_base(s, t, h->pes[h->lo[t]]); /* no neighbour of u is there */
+        } else {
+            at = topomap_i_shares_at(s, c->base[i], t, h->pes[h->lo[t]], -1);
         }
-        int rc = topomap_eval_try_move(e, u, h->pes[h->lo[t]], &after);
-        if (rc) return rc;
-        if (after.qap - *J < best) {
-            best = after.qap - *J;
+        if (at - su < best) {
+            best = at - su;
             best_leaf = t;
         }
     }
@@ -598,16 +612,16 @@ static int improve(ctx *c, topomap_eval *e, int32_t u, double *J, double thresh,
             for (; head < level_end && looked < limit; head++) {
                 int32_t x = c->bfs[head];
                 for (int64_t k = c->g.xadj[x]; k < c->g.xadj[x + 1] && looked < limit; k++) {
-                    int32_t v = c->g.adjncy[k];
+                    int32_t v = c->g.adjncy[k], tv = c->leaf[v];
                     if (c->pmark[v] == seen) continue;
                     c->pmark[v] = seen;
                     c->bfs[tail++] = v;
-                    if (c->leaf[v] == own || c->gstamp[c->leaf[v]] != nb) continue;
+                    if (tv == own || c->gstamp[tv] != nb) continue;
                     looked++;
-                    int rc = topomap_eval_try_swap(e, u, v, &after);
-                    if (rc) return rc;
-                    if (after.qap - *J < best) {
-                        best = after.qap - *J;
+                    double new_u = topomap_i_shares_at(s, c->base[c->cpos[tv]], tv, s->pe_of[v], v);
+                    double delta = topomap_i_shares_swap_delta(s, u, v, new_u);
+                    if (delta < best) {
+                        best = delta;
                         best_leaf = -1;
                         best_partner = v;
                     }
@@ -615,35 +629,30 @@ static int improve(ctx *c, topomap_eval *e, int32_t u, double *J, double thresh,
             }
         }
     }
-    int rc = TOPOMAP_OK;
     if (best_partner >= 0) {
-        int32_t to_u = c->leaf[best_partner];
-        if (!(rc = topomap_eval_swap(e, u, best_partner))) {
-            relabel(c, best_partner, own);
-            relabel(c, u, to_u);
-        }
+        int32_t to_u = c->leaf[best_partner], pu = s->pe_of[u], pv = s->pe_of[best_partner];
+        relabel(c, s, best_partner, own, pu);
+        relabel(c, s, u, to_u, pv);
+        topomap_i_shares_moved(s, best_partner);
     } else if (best_leaf >= 0) {
-        if (!(rc = topomap_eval_move(e, u, h->pes[h->lo[best_leaf]]))) relabel(c, u, best_leaf);
+        relabel(c, s, u, best_leaf, h->pes[h->lo[best_leaf]]);
     } else {
-        return TOPOMAP_OK;
+        return;
     }
-    if (rc) return rc;
-    *J += best;
+    topomap_i_shares_moved(s, u);
+    s->J += best;
     *changed = 1;
     *partner = best_partner;
-    return TOPOMAP_OK;
 }
 
 static int local_search(ctx *c, uint64_t seed, const topomap_i_hspan *sp, int32_t *pe_of, double *J_out)
 {
     const topomap_hierarchy *h = c->h;
     int32_t n = c->n;
-    topomap_eval *e = NULL;
-    int rc = topomap_eval_create_flags(c->m, c->p, pe_of, NULL, TOPOMAP_EVAL_DISTANCE_ONLY, &e);
-    if (rc) return rc;
-    topomap_metrics mt;
-    topomap_eval_metrics(e, &mt);
-    double J = mt.qap, thresh = 1e-12 * (fabs(J) + 1);
+    topomap_i_shares s;
+    int rc = topomap_i_shares_init(&s, c->m, c->p, pe_of);
+    if (rc) goto cleanup;
+    double thresh = 1e-12 * (fabs(s.J) + 1);
     /* leaves and loads of the multisection's result */
     for (int32_t g = 0; g < h->ngroups; g++) c->load[g] = 0;
     for (int32_t g = 0; g < h->ngroups; g++)
@@ -652,7 +661,7 @@ static int local_search(ctx *c, uint64_t seed, const topomap_i_hspan *sp, int32_
             for (int32_t i = c->plo[g]; i < c->phi[g]; i++) c->leaf[c->proc[i]] = g;
         }
     for (int32_t g = h->ngroups - 1; g > 0; g--) c->load[h->parent[g]] += c->load[g];
-    /* boundary processes, in a seeded random order */
+    /* boundary processes, leaf by leaf, a leaf's in a seeded random order */
     c->head = c->tail = c->pending = 0;
     for (int32_t u = 0; u < n; u++) {
         c->active[u] = 0;
@@ -665,6 +674,7 @@ static int local_search(ctx *c, uint64_t seed, const topomap_i_hspan *sp, int32_
     topomap_rng r;
     topomap_rng_seed(&r, seed);
     topomap_rng_shuffle_i32(&r, c->queue, c->pending);
+    if ((rc = topomap_i_shares_order(c->queue, c->pending, c->leaf, h->ngroups))) goto cleanup;
     int64_t budget = (int64_t)c->pr.sweeps * (c->pending > 0 ? c->pending : 1), steps = 0;
     while (c->pending > 0 && steps < budget) {
         int32_t u = c->queue[c->head], partner = -1;
@@ -672,7 +682,7 @@ static int local_search(ctx *c, uint64_t seed, const topomap_i_hspan *sp, int32_
         c->pending--;
         c->active[u] = 0;
         int changed = 0;
-        if ((rc = improve(c, e, u, &J, thresh, &changed, &partner))) goto cleanup;
+        improve(c, &s, u, thresh, &changed, &partner);
         if (changed) {
             push_neighbours(c, u);
             if (partner >= 0) push_neighbours(c, partner);
@@ -681,12 +691,13 @@ static int local_search(ctx *c, uint64_t seed, const topomap_i_hspan *sp, int32_
         if (++steps % CHECK_EVERY == 0 && (rc = topomap_i_hspan_report(sp, (double)steps / (double)budget)))
             goto cleanup;
     }
-    memcpy(pe_of, topomap_eval_mapping(e), (size_t)n * sizeof *pe_of);
-    topomap_eval_metrics(e, &mt);
-    *J_out = mt.qap;
+#ifndef NDEBUG
+    topomap_i_shares_check(&s);
+#endif
+    *J_out = s.J;
     rc = topomap_i_hspan_report(sp, 1);
 cleanup:
-    topomap_eval_destroy(e);
+    topomap_i_shares_free(&s);
     return rc;
 }
 
