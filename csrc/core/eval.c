@@ -17,59 +17,19 @@
 
    Both modes take the routes, distances and levels between nodes from a
    table kept per evaluator (eval_pairs.h): a search re-routes the same node
-   pairs over and over. */
+   pairs over and over.  With shares (eval_shares.c), a distance-only
+   search judges a try by its change of J without a try at all. */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
 #include "topomap/error.h"
 #include "topomap/eval.h"
 #include "eval_deltas.h"
-#include "eval_pairs.h"
+#include "eval_internal.h"
 #include "sorted.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-
-typedef struct {
-    double hop_bytes, dilation, qap, total_bytes, edge_cut;
-    int64_t messages, cut_messages;
-    double msgs, cut_msgs; /* message counts: msgs[k] per entry, or 1 */
-    int64_t unrouted;      /* messages between nodes the machine has no route for */
-    int32_t bad_p, bad_q;  /* the first of them */
-} sums;
-
-typedef struct {
-    int32_t kind; /* 0 link, 1 hop histogram, 2 level bytes */
-    int32_t index;
-    double value;
-    int64_t count;
-} journal_entry;
-
-struct topomap_eval {
-    const topomap_machine *m;
-    topomap_pattern p; /* borrowed: the caller keeps the arrays alive */
-    const double *msgs; /* borrowed too; NULL: one message per entry */
-    int64_t *t_indptr;
-    int32_t *t_indices;
-    double *t_bytes;
-    double *t_msgs;     /* msgs in the transposed order */
-    int32_t *pe_of;
-    int distance_only;
-    double w[4];
-    int32_t nlinks, nlevels, max_route, seg_size;
-    double *load;
-    int64_t *count;
-    double *seg; /* max tree over congestion, leaves at seg_size.. */
-    int64_t *hist; /* messages by hop count, 0..max_route */
-    double *level_bytes;
-    int32_t *route_buf;
-    topomap_i_pairs pairs;
-    sums s;
-    double s1, s2;
-    int64_t nz;
-    journal_entry *journal;
-    int64_t jlen, jcap;
-};
 
 static const double unit_weights[4] = {1.0, 1.0, 1.0, 1.0};
 
@@ -539,6 +499,7 @@ void topomap_eval_destroy(topomap_eval *e)
     free(e->route_buf);
     topomap_i_pairs_free(&e->pairs);
     free(e->journal);
+    topomap_i_eval_shares_free(e);
     free(e);
 }
 
@@ -813,6 +774,10 @@ static int change(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t 
     } else {
         e->pe_of[p] = new_p;
         if (q >= 0) e->pe_of[q] = new_q;
+        if (e->share) {
+            topomap_i_eval_reshare(e, p);
+            if (q >= 0) topomap_i_eval_reshare(e, q);
+        }
     }
     return rc;
 }

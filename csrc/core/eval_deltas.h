@@ -1,7 +1,9 @@
-/* Internal: the link-load changes a move or swap would make, gathered
-   without making it (eval.c), for a search that judges changes by the links
-   they touch (map_congestion_search.c) instead of through the evaluator's
-   full try, which journals and rolls back every metric. */
+/* Internal: what a move or swap would change, found without making it,
+   for searches that judge changes by that alone instead of through the
+   evaluator's full try, which journals and rolls back every metric: the
+   link loads it touches (eval.c; map_congestion_search.c), and its change
+   of J from per-process shares (eval_shares.c; map_qap_search.c,
+   map_hierarchy.c). */
 #ifndef TOPOMAP_EVAL_DELTAS_H
 #define TOPOMAP_EVAL_DELTAS_H
 #include <stdint.h>
@@ -30,5 +32,33 @@ void topomap_i_link_deltas_free(topomap_i_link_deltas *d);
    distance-only evaluator or a pair of nodes without a route. */
 int topomap_i_eval_link_deltas(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t new_q,
                                topomap_i_link_deltas *d);
+
+/* ---- J as per-process shares (eval_shares.c), for local searches on J
+   alone.  A search groups PEs into places (allocation nodes, or PEs) such
+   that the distance from any PE of a place to a process elsewhere is the
+   same.  Around a process u it gathers u's messages once
+   (topomap_i_eval_gather), sums u's share at a place from its messages to
+   the other places once per place (_base), and then a try costs u's
+   messages to that place (_at) and, for a swap, v's messages
+   (_swap_delta).  Changes are made with topomap_eval_move / _swap, which
+   refresh the shares around them; J is the evaluator's. */
+
+/* Keep shares from now on (every process must be placed). */
+int topomap_i_eval_shares(topomap_eval *e);
+double topomap_i_eval_share(const topomap_eval *e, int32_t u);
+/* Gather u's messages, place[x] being process x's place. */
+void topomap_i_eval_gather(topomap_eval *e, int32_t u, const int32_t *place);
+/* The gathered process's share on PE `at` of place j, its messages to j left out. */
+double topomap_i_eval_base(topomap_eval *e, int32_t j, int32_t at);
+/* Its share on PE pe of place j: `base` (of j) plus its messages to j, those
+   with process `skip` (-1: none) left out. */
+double topomap_i_eval_at(topomap_eval *e, double base, int32_t j, int32_t pe, int32_t skip);
+/* The change of J if the gathered u and v swapped PEs, new_u being u's
+   share on v's PE without its messages with v. */
+double topomap_i_eval_swap_delta(topomap_eval *e, int32_t u, int32_t v, double new_u);
+#ifndef NDEBUG
+/* Debug builds (the C tests): the shares kept are the shares, and J is their half-sum. */
+void topomap_i_eval_shares_check(topomap_eval *e);
+#endif
 
 #endif

@@ -13,7 +13,7 @@
       C + C^T), each split improved by V-cycles (map_hierarchy_vcycle.c),
       level by level down to the PEs.
    3. Local search on J, a try judged from per-process shares of J
-      (qap_shares.h): every process with a neighbour on another PE tries
+      (eval_shares.c): every process with a neighbour on another PE tries
       moves into PEs with room and swaps with the processes within `depth`
       hops of it in the communication graph; one that changes PE activates
       its neighbours (label-propagation order, as in KaHIP's and
@@ -87,8 +87,9 @@
 #include "topomap/partition.h"
 #include "topomap/rng.h"
 #include "map_hierarchy_internal.h"
+#include "topomap/eval.h"
+#include "eval_deltas.h"
 #include "map_topdown.h"
-#include "qap_shares.h"
 #include "sorted.h"
 
 #define CHECK_EVERY 4096
@@ -524,13 +525,12 @@ static int32_t free_leaf(ctx *c, int32_t g)
     return g;
 }
 
-/* Process u now sits on PE `pe` of leaf t. */
-static void relabel(ctx *c, topomap_i_shares *s, int32_t u, int32_t t, int32_t pe)
+/* Process u now sits on leaf t (the evaluator already knows). */
+static void relabel(ctx *c, int32_t u, int32_t t)
 {
     add_load(c, c->leaf[u], -1);
     add_load(c, t, 1);
     c->leaf[u] = t;
-    s->pe_of[u] = pe;
 }
 
 static void push(ctx *c, int32_t u)
@@ -559,10 +559,10 @@ static int32_t new_stamp(ctx *c)
 }
 
 /* Process u: apply its best improving move or swap, judged by the change of
-   J from the shares (qap_shares.h; the leaves, single PEs, are the
-   places).  *changed = 1 and *partner = the swapped process or -1 when the
+   J from the evaluator's shares (eval_shares.c; the leaves, single PEs,
+   are the places).  *changed = 1 and *partner = the swapped process or -1 when the
    mapping changed. */
-static void improve(ctx *c, topomap_i_shares *s, int32_t u, double thresh, int *changed, int32_t *partner)
+static int improve(ctx *c, topomap_eval *e, int32_t u, double *J, double thresh, int *changed, int32_t *partner)
 {
     const topomap_hierarchy *h = c->h;
     int32_t own = c->leaf[u], nleaf = 0, best_leaf = -1, best_partner = -1;
@@ -578,14 +578,15 @@ static void improve(ctx *c, topomap_i_shares *s, int32_t u, double thresh, int *
             c->cand[nleaf++] = t;
         }
     }
-    if (!nleaf) return;
-    topomap_i_shares_gather(s, u, c->leaf);
-    double su = s->share[u];
+    if (!nleaf) return TOPOMAP_OK;
+    const int32_t *pe_of = topomap_eval_mapping(e);
+    topomap_i_eval_gather(e, u, c->leaf);
+    double su = topomap_i_eval_share(e, u);
     /* moves: a full neighbour leaf is replaced by a leaf with room in its
        lowest group that has room and does not hold u's own leaf */
     for (int32_t i = 0; i < nleaf; i++) {
         int32_t t = c->cand[i];
-        c->base[i] = topomap_i_shares_base(s, t, h->pes[h->lo[t]]);
+        c->base[i] = topomap_i_eval_base(e, t, h->pes[h->lo[t]]);
         double at;
         if (c->load[t] >= c->cap[t]) {
             int32_t g = h->parent[t], here = h->lo[own];
@@ -593,9 +594,9 @@ static void improve(ctx *c, topomap_i_shares *s, int32_t u, double thresh, int *
             if (g < 0 || (h->lo[g] <= here && here < h->hi[g])) continue;
             t = free_leaf(c, g);
             if (c->gstamp[t] == nb) continue; /* a neighbour leaf is tried as itself */
-            at = topomap_i_shares_base(s, t, h->pes[h->lo[t]]); /* no neighbour of u is there */
+            at = topomap_i_eval_base(e, t, h->pes[h->lo[t]]); /* no neighbour of u is there */
         } else {
-            at = topomap_i_shares_at(s, c->base[i], t, h->pes[h->lo[t]], -1);
+            at = topomap_i_eval_at(e, c->base[i], t, h->pes[h->lo[t]], -1);
         }
         if (at - su < best) {
             best = at - su;
@@ -618,8 +619,8 @@ static void improve(ctx *c, topomap_i_shares *s, int32_t u, double thresh, int *
                     c->bfs[tail++] = v;
                     if (tv == own || c->gstamp[tv] != nb) continue;
                     looked++;
-                    double new_u = topomap_i_shares_at(s, c->base[c->cpos[tv]], tv, s->pe_of[v], v);
-                    double delta = topomap_i_shares_swap_delta(s, u, v, new_u);
+                    double new_u = topomap_i_eval_at(e, c->base[c->cpos[tv]], tv, pe_of[v], v);
+                    double delta = topomap_i_eval_swap_delta(e, u, v, new_u);
                     if (delta < best) {
                         best = delta;
                         best_leaf = -1;
@@ -629,30 +630,36 @@ static void improve(ctx *c, topomap_i_shares *s, int32_t u, double thresh, int *
             }
         }
     }
+    int rc = TOPOMAP_OK;
     if (best_partner >= 0) {
-        int32_t to_u = c->leaf[best_partner], pu = s->pe_of[u], pv = s->pe_of[best_partner];
-        relabel(c, s, best_partner, own, pu);
-        relabel(c, s, u, to_u, pv);
-        topomap_i_shares_moved(s, best_partner);
+        int32_t to_u = c->leaf[best_partner];
+        if (!(rc = topomap_eval_swap(e, u, best_partner))) {
+            relabel(c, best_partner, own);
+            relabel(c, u, to_u);
+        }
     } else if (best_leaf >= 0) {
-        relabel(c, s, u, best_leaf, h->pes[h->lo[best_leaf]]);
+        if (!(rc = topomap_eval_move(e, u, h->pes[h->lo[best_leaf]]))) relabel(c, u, best_leaf);
     } else {
-        return;
+        return TOPOMAP_OK;
     }
-    topomap_i_shares_moved(s, u);
-    s->J += best;
+    if (rc) return rc;
+    *J += best;
     *changed = 1;
     *partner = best_partner;
+    return TOPOMAP_OK;
 }
 
 static int local_search(ctx *c, uint64_t seed, const topomap_i_hspan *sp, int32_t *pe_of, double *J_out)
 {
     const topomap_hierarchy *h = c->h;
     int32_t n = c->n;
-    topomap_i_shares s;
-    int rc = topomap_i_shares_init(&s, c->m, c->p, pe_of);
+    topomap_eval *e = NULL;
+    int rc = topomap_eval_create_flags(c->m, c->p, pe_of, NULL, TOPOMAP_EVAL_DISTANCE_ONLY, &e);
+    if (!rc) rc = topomap_i_eval_shares(e);
     if (rc) goto cleanup;
-    double thresh = 1e-12 * (fabs(s.J) + 1);
+    topomap_metrics mt;
+    topomap_eval_metrics(e, &mt);
+    double J = mt.qap, thresh = 1e-12 * (fabs(J) + 1);
     /* leaves and loads of the multisection's result */
     for (int32_t g = 0; g < h->ngroups; g++) c->load[g] = 0;
     for (int32_t g = 0; g < h->ngroups; g++)
@@ -674,7 +681,7 @@ static int local_search(ctx *c, uint64_t seed, const topomap_i_hspan *sp, int32_
     topomap_rng r;
     topomap_rng_seed(&r, seed);
     topomap_rng_shuffle_i32(&r, c->queue, c->pending);
-    if ((rc = topomap_i_shares_order(c->queue, c->pending, c->leaf, h->ngroups))) goto cleanup;
+    if ((rc = topomap_i_sort_by_place(c->queue, c->pending, c->leaf, h->ngroups))) goto cleanup;
     int64_t budget = (int64_t)c->pr.sweeps * (c->pending > 0 ? c->pending : 1), steps = 0;
     while (c->pending > 0 && steps < budget) {
         int32_t u = c->queue[c->head], partner = -1;
@@ -682,7 +689,7 @@ static int local_search(ctx *c, uint64_t seed, const topomap_i_hspan *sp, int32_
         c->pending--;
         c->active[u] = 0;
         int changed = 0;
-        improve(c, &s, u, thresh, &changed, &partner);
+        if ((rc = improve(c, e, u, &J, thresh, &changed, &partner))) goto cleanup;
         if (changed) {
             push_neighbours(c, u);
             if (partner >= 0) push_neighbours(c, partner);
@@ -692,12 +699,14 @@ static int local_search(ctx *c, uint64_t seed, const topomap_i_hspan *sp, int32_
             goto cleanup;
     }
 #ifndef NDEBUG
-    topomap_i_shares_check(&s);
+    topomap_i_eval_shares_check(e);
 #endif
-    *J_out = s.J;
+    memcpy(pe_of, topomap_eval_mapping(e), (size_t)n * sizeof *pe_of);
+    topomap_eval_metrics(e, &mt);
+    *J_out = mt.qap;
     rc = topomap_i_hspan_report(sp, 1);
 cleanup:
-    topomap_i_shares_free(&s);
+    topomap_eval_destroy(e);
     return rc;
 }
 

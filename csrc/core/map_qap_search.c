@@ -11,7 +11,7 @@
    is applied at once (an improvement below 1e-12 J counts as none); a
    process that changes place activates its neighbours (label-propagation
    order; first the processes on a boundary, node by node, a node's in a
-   seeded random order: topomap_i_shares_order).  Inside a node, processes stay on
+   seeded random order: topomap_i_sort_by_place).  Inside a node, processes stay on
    the PE they reach; the distance between PEs of a node is part of J.
 
    The budget is `sweeps` x (processes first on a boundary) tries, judged
@@ -25,9 +25,9 @@
    irregular delaunay_n15 and rgg_n_2_15_s0 onto torus:16x16x8/16 the
    search keeps going to its end (the same mappings, seeds 0-2 and 0-1).
 
-   A try is judged by its change of J alone, from each process's share of J
-   (qap_shares.h; nodes are the places) instead of through the evaluator's
-   journalled try: a swap of u with v costs v's messages in distance
+   A try is judged by its change of J alone, from the evaluator's
+   per-process shares of J (eval_shares.c; nodes are the places) instead of
+   through its journalled try: a swap of u with v costs v's messages in distance
    lookups, and u's side is summed once per node u could go to.  On
    the 100^3 stencil onto torus:40x40x40/16 (its grid, seed 0) topdown
    without its congestion search took 50 s, 39 of them in this search
@@ -42,8 +42,10 @@
 #include <string.h>
 #include "topomap/error.h"
 #include "topomap/rng.h"
-#include "qap_shares.h"
+#include "topomap/eval.h"
+#include "eval_deltas.h"
 #include "map_qap_search.h"
+#include "map_topdown.h"
 
 #define CHECK_EVERY 4096
 #define WINDOW_MIN 4096
@@ -54,7 +56,7 @@ typedef struct {
     const topomap_ugraph *g;
     const topomap_alloc_nodes *an;
     const topomap_i_qap_search_options *o;
-    topomap_i_shares s;
+    topomap_eval *e; /* distance-only, with shares */
     int32_t n;
     int32_t *node;   /* n: allocation node of each process */
     int32_t *index;  /* machine node -> allocation node, or -1 */
@@ -67,7 +69,7 @@ typedef struct {
     double *base;    /* per candidate node: u's share there, its messages to that node left out */
     uint8_t *active;
     int32_t head, pending, stamp;
-    double thresh;
+    double J, thresh;
 } qs;
 
 static int32_t fresh(qs *c)
@@ -99,22 +101,22 @@ static int32_t room_on(const qs *c, int32_t j)
     return -1;
 }
 
-static void relocate(qs *c, int32_t u, int32_t to_pe, int32_t to_node)
+static void relocate(qs *c, int32_t u, int32_t from_pe, int32_t to_pe, int32_t to_node)
 {
-    c->load[c->s.pe_of[u]]--;
+    c->load[from_pe]--;
     c->load[to_pe]++;
     c->nload[c->node[u]]--;
     c->nload[to_node]++;
     c->node[u] = to_node;
-    c->s.pe_of[u] = to_pe;
 }
 
 /* Apply u's best improving move or swap; *changed, *partner (-1: a move). */
-static void improve(qs *c, int32_t u, int *changed, int32_t *partner)
+static int improve(qs *c, int32_t u, int *changed, int32_t *partner)
 {
     const topomap_ugraph *g = c->g;
     const topomap_alloc_nodes *an = c->an;
-    topomap_i_shares *s = &c->s;
+    topomap_eval *e = c->e;
+    const int32_t *pe_of = topomap_eval_mapping(e);
     int32_t own = c->node[u], ncand = 0, best_pe = -1, best_partner = -1;
     double best = -c->thresh;
     *changed = 0;
@@ -127,16 +129,15 @@ static void improve(qs *c, int32_t u, int *changed, int32_t *partner)
             c->cand[ncand++] = j;
         }
     }
-    if (!ncand) return;
-    topomap_i_shares_gather(s, u, c->node);
-    int32_t pu = s->pe_of[u];
-    double su = s->share[u];
+    if (!ncand) return TOPOMAP_OK;
+    topomap_i_eval_gather(e, u, c->node);
+    double su = topomap_i_eval_share(e, u);
     for (int32_t i = 0; i < ncand; i++) {
         int32_t j = c->cand[i];
-        c->base[i] = topomap_i_shares_base(s, j, an->pes[an->pe_start[j]]);
+        c->base[i] = topomap_i_eval_base(e, j, an->pes[an->pe_start[j]]);
         int32_t pe = room_on(c, j);
         if (pe < 0) continue;
-        double d = topomap_i_shares_at(s, c->base[i], j, pe, -1) - su;
+        double d = topomap_i_eval_at(e, c->base[i], j, pe, -1) - su;
         if (d < best) {
             best = d;
             best_pe = pe;
@@ -157,8 +158,8 @@ static void improve(qs *c, int32_t u, int *changed, int32_t *partner)
                 int32_t jv = c->node[v];
                 if (jv == own || c->nstamp[jv] != mark) continue;
                 looked++;
-                double new_u = topomap_i_shares_at(s, c->base[c->cpos[jv]], jv, s->pe_of[v], v);
-                double delta = topomap_i_shares_swap_delta(s, u, v, new_u);
+                double new_u = topomap_i_eval_at(e, c->base[c->cpos[jv]], jv, pe_of[v], v);
+                double delta = topomap_i_eval_swap_delta(e, u, v, new_u);
                 if (delta < best) {
                     best = delta;
                     best_pe = -1;
@@ -167,20 +168,22 @@ static void improve(qs *c, int32_t u, int *changed, int32_t *partner)
             }
         }
     }
+    int rc;
     if (best_partner >= 0) {
-        int32_t pv = s->pe_of[best_partner], jv = c->node[best_partner];
-        relocate(c, best_partner, pu, own);
-        relocate(c, u, pv, jv);
-        topomap_i_shares_moved(s, best_partner);
+        if ((rc = topomap_eval_swap(e, u, best_partner))) return rc;
+        c->node[u] = c->node[best_partner];
+        c->node[best_partner] = own;
     } else if (best_pe >= 0) {
-        relocate(c, u, best_pe, c->index[topomap_machine_node_of(c->m, best_pe)]);
+        int32_t from = pe_of[u];
+        if ((rc = topomap_eval_move(e, u, best_pe))) return rc;
+        relocate(c, u, from, best_pe, c->index[topomap_machine_node_of(c->m, best_pe)]);
     } else {
-        return;
+        return TOPOMAP_OK;
     }
-    topomap_i_shares_moved(s, u);
-    s->J += best;
+    c->J += best;
     *changed = 1;
     *partner = best_partner;
+    return TOPOMAP_OK;
 }
 
 int topomap_i_qap_search(const topomap_machine *m, const topomap_pattern *p, const topomap_ugraph *g,
@@ -189,7 +192,8 @@ int topomap_i_qap_search(const topomap_machine *m, const topomap_pattern *p, con
 {
     int32_t n = p->n, A = an->nnodes, nn = topomap_machine_nnodes(m), npes = topomap_machine_npes(m);
     qs c = {.m = m, .g = g, .an = an, .o = o, .n = n};
-    int rc = topomap_i_shares_init(&c.s, m, p, pe_of);
+    int rc = topomap_eval_create_flags(m, p, pe_of, NULL, TOPOMAP_EVAL_DISTANCE_ONLY, &c.e);
+    if (!rc) rc = topomap_i_eval_shares(c.e);
     if (rc) goto cleanup;
     c.node = malloc(((size_t)n + 1) * sizeof *c.node);
     c.index = malloc((size_t)nn * sizeof *c.index);
@@ -215,7 +219,10 @@ int topomap_i_qap_search(const topomap_machine *m, const topomap_pattern *p, con
         c.load[pe_of[u]]++;
         c.nload[c.node[u]]++;
     }
-    c.thresh = 1e-12 * (fabs(c.s.J) + 1);
+    topomap_metrics mt;
+    topomap_eval_metrics(c.e, &mt);
+    c.J = mt.qap;
+    c.thresh = 1e-12 * (fabs(c.J) + 1);
     for (int32_t u = 0; u < n; u++)
         for (int64_t k = g->xadj[u]; k < g->xadj[u + 1]; k++)
             if (c.node[g->adjncy[k]] != c.node[u]) {
@@ -225,21 +232,21 @@ int topomap_i_qap_search(const topomap_machine *m, const topomap_pattern *p, con
     topomap_rng r;
     topomap_rng_seed(&r, o->seed ^ 0x5eedULL);
     topomap_rng_shuffle_i32(&r, c.queue, c.pending);
-    if ((rc = topomap_i_shares_order(c.queue, c.pending, c.node, A))) goto cleanup;
+    if ((rc = topomap_i_sort_by_place(c.queue, c.pending, c.node, A))) goto cleanup;
     int64_t budget = (int64_t)o->sweeps * (c.pending > 0 ? c.pending : 1), steps = 0;
     int64_t window = c.pending / 8 > WINDOW_MIN ? c.pending / 8 : WINDOW_MIN;
-    double window_J = c.s.J;
+    double window_J = c.J;
     while (c.pending > 0 && steps < budget) {
         if (steps > 0 && steps % window == 0) {
-            if (window_J - c.s.J < MIN_GAIN * fabs(window_J)) break;
-            window_J = c.s.J;
+            if (window_J - c.J < MIN_GAIN * fabs(window_J)) break;
+            window_J = c.J;
         }
         int32_t u = c.queue[c.head], partner = -1;
         c.head = c.head + 1 == n ? 0 : c.head + 1;
         c.pending--;
         c.active[u] = 0;
         int changed = 0;
-        improve(&c, u, &changed, &partner);
+        if ((rc = improve(&c, u, &changed, &partner))) goto cleanup;
         if (changed) {
             for (int64_t k = g->xadj[u]; k < g->xadj[u + 1]; k++) push(&c, g->adjncy[k]);
             if (partner >= 0)
@@ -250,10 +257,11 @@ int topomap_i_qap_search(const topomap_machine *m, const topomap_pattern *p, con
             goto cleanup;
     }
 #ifndef NDEBUG
-    topomap_i_shares_check(&c.s);
+    topomap_i_eval_shares_check(c.e);
 #endif
+    memcpy(pe_of, topomap_eval_mapping(c.e), (size_t)n * sizeof *pe_of);
 cleanup:
-    topomap_i_shares_free(&c.s);
+    topomap_eval_destroy(c.e);
     free(c.node);
     free(c.index);
     free(c.load);

@@ -1,4 +1,5 @@
 /* Steps shared by the top-down mappers (map_topdown.h). */
+#include <stdlib.h>
 #include <string.h>
 #include "topomap/error.h"
 #include "map_topdown.h"
@@ -51,6 +52,22 @@ void topomap_i_sort_by_part(int32_t *items, int32_t w, const int32_t *part, int3
     memmove(count + 1, count, (size_t)k * sizeof *count);
     count[0] = 0;
     memcpy(items, tmp, (size_t)w * sizeof *tmp);
+}
+
+int topomap_i_sort_by_place(int32_t *items, int32_t w, const int32_t *place, int32_t k)
+{
+    int32_t *part = malloc(((size_t)w + 1) * sizeof *part), *tmp = malloc(((size_t)w + 1) * sizeof *tmp);
+    int32_t *count = malloc(((size_t)k + 1) * sizeof *count);
+    int rc = part && tmp && count ? TOPOMAP_OK
+                                  : topomap_i_fail(TOPOMAP_ENOMEM, "out of memory ordering %d processes", (int)w);
+    if (!rc) {
+        for (int32_t i = 0; i < w; i++) part[i] = place[items[i]];
+        topomap_i_sort_by_part(items, w, part, k, count, tmp);
+    }
+    free(part);
+    free(tmp);
+    free(count);
+    return rc;
 }
 
 int topomap_i_fill_first(const double *ext, int32_t n, int64_t room0, int64_t room1)
