@@ -173,6 +173,61 @@ static void random_walk(const topomap_machine *m, uint64_t seed, int steps, int3
     free(pe_of);
 }
 
+/* The evaluator's shares of J (eval_shares.c), every process placed, PEs
+   as the places: the change of J each predicts for a random move or swap
+   is J after it (the evaluator's, and a full evaluation's) minus J
+   before. */
+static void shares_walk(const topomap_machine *m, uint64_t seed, int steps, int32_t n)
+{
+    topomap_rng r;
+    topomap_rng_seed(&r, seed);
+    int32_t npes = topomap_machine_npes(m);
+    int64_t *indptr = calloc((size_t)n + 1, sizeof *indptr);
+    int32_t *idx = malloc((size_t)n * n * sizeof *idx), *pe_of = malloc((size_t)n * sizeof *pe_of);
+    double *by = malloc((size_t)n * n * sizeof *by);
+    int64_t k = 0;
+    for (int32_t i = 0; i < n; i++) {
+        for (int32_t j = 0; j < n; j++)
+            if (i != j && topomap_rng_uniform(&r) < 0.3) {
+                idx[k] = j;
+                by[k++] = 1 + (double)topomap_rng_below(&r, 100);
+            }
+        indptr[i + 1] = k;
+        pe_of[i] = (int32_t)topomap_rng_below(&r, (uint64_t)npes);
+    }
+    topomap_pattern p = {n, indptr, idx, by};
+    topomap_eval *e = NULL;
+    CHECK(topomap_eval_create_flags(m, &p, pe_of, NULL, TOPOMAP_EVAL_DISTANCE_ONLY, &e) == TOPOMAP_OK);
+    if (!e) return;
+    CHECK(topomap_i_eval_shares(e) == TOPOMAP_OK);
+    for (int s = 0; s < steps; s++) {
+        topomap_metrics before, after, full;
+        topomap_eval_metrics(e, &before);
+        const int32_t *at = topomap_eval_mapping(e);
+        int32_t a = (int32_t)topomap_rng_below(&r, (uint64_t)n), b = (int32_t)topomap_rng_below(&r, (uint64_t)n);
+        topomap_i_eval_gather(e, a, at);
+        double delta;
+        if (s % 2) {
+            int32_t pe = (int32_t)topomap_rng_below(&r, (uint64_t)npes);
+            delta = topomap_i_eval_at(e, topomap_i_eval_base(e, pe, pe), pe, pe, -1) - topomap_i_eval_share(e, a);
+            CHECK(topomap_eval_move(e, a, pe) == 0);
+        } else {
+            int32_t pb = at[b];
+            delta = a == b ? 0 : topomap_i_eval_swap_delta(e, a, b, topomap_i_eval_at(e, topomap_i_eval_base(e, pb, pb), pb, pb, b));
+            CHECK(topomap_eval_swap(e, a, b) == 0);
+        }
+        topomap_eval_metrics(e, &after);
+        CHECK(topomap_evaluate(m, &p, topomap_eval_mapping(e), NULL, &full, NULL) == 0);
+        CHECK(close_to(after.qap - before.qap, delta) && close_to(after.qap, full.qap));
+    }
+    topomap_i_eval_shares_check(e);
+    topomap_eval_destroy(e);
+    free(indptr);
+    free(idx);
+    free(by);
+    free(pe_of);
+}
+
 static void test_incremental(void)
 {
     int32_t groups[8] = {0, 0, 1, 1, 0, 0, 0, 0};
@@ -186,11 +241,13 @@ static void test_incremental(void)
     for (int i = 0; i < topomap_machine_nlinks(m); i++) cap[i] = 1 + i % 3;
     CHECK(topomap_machine_set_capacities(m, cap) == 0);
     random_walk(m, 1, 400, 24);
+    shares_walk(m, 11, 400, 24);
     topomap_machine_destroy(m);
     int32_t ar[3] = {2, 3, 2};
     double tc[3] = {10, 20, 40};
     CHECK(topomap_machine_create_tree(&t4, 3, ar, tc, &m) == 0);
     random_walk(m, 2, 400, 24);
+    shares_walk(m, 12, 400, 24);
     topomap_machine_destroy(m);
     CHECK(topomap_machine_create_single(&t4, &m) == 0);
     random_walk(m, 3, 100, 24);
@@ -202,6 +259,7 @@ static void test_incremental(void)
     CHECK(topomap_machine_create_torus(&flat1, 2, big, wrap2, &m) == 0);
     CHECK(topomap_machine_nnodes(m) > TOPOMAP_I_PAIR_SLOTS);
     random_walk(m, 4, 600, 300);
+    shares_walk(m, 14, 600, 300);
     topomap_machine_destroy(m);
 }
 

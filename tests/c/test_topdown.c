@@ -347,8 +347,8 @@ static void test_congestion_sweeps_are_bounded_under_dense_traffic(void)
     free(w);
 }
 
-/* The search judges a change by the shares of J it keeps (map_qap_search.c,
-   which checks them against a recomputation in debug builds): on a one-way
+/* The search judges a change by the evaluator's shares of J (eval_shares.c,
+   checked against a recomputation in debug builds): on a one-way
    ring of 8 nodes (the distance from a to b is b - a mod 8, not b to a) of
    4 PEs in 2 sockets (distance 1 within a socket, 3 across), 2 processes
    per PE so that moves have room, random traffic with messages both ways
