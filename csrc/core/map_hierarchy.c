@@ -288,7 +288,7 @@ typedef struct {
     int32_t *hint;  /* group -> a child that had room */
     int32_t *gstamp, *pmark, stamp_id; /* visit marks of groups and processes */
     int32_t *cand, *cpos, *queue, *bfs; /* candidate leaves, each leaf's place among them */
-    double *base;                       /* per candidate leaf: the process's share there, its messages there left out */
+    double *base; /* per candidate leaf: the process's share there, its messages there left out */
     int32_t head, tail, pending;       /* the circular queue of active processes */
     uint8_t *active;
 } ctx;
@@ -363,7 +363,8 @@ static int ctx_init(ctx *c)
     c->active = malloc(un);
     if (!xadj || !adj || !wgt || !c->proc || !c->plo || !c->phi || !c->loc || !c->part || !c->trial_part ||
         !c->tmp || !c->order || !c->sxadj || !c->sadj || !c->swgt || !c->targets || !c->caps || !c->pw || !c->leaf ||
-        !c->load || !c->cap || !c->hint || !c->gstamp || !c->pmark || !c->cand || !c->cpos || !c->base || !c->queue || !c->bfs || !c->active)
+        !c->load || !c->cap || !c->hint || !c->gstamp || !c->pmark || !c->cand || !c->cpos || !c->base || !c->queue ||
+        !c->bfs || !c->active)
         return topomap_i_fail(TOPOMAP_ENOMEM, "out of memory mapping %d processes onto a hierarchy", (int)n);
     for (int32_t i = 0; i < n; i++) c->loc[i] = -1;
     for (int32_t g = 0; g < ng; g++) c->cap[g] = c->L * (c->h->hi[g] - c->h->lo[g]);

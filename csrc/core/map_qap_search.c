@@ -1,8 +1,8 @@
 /* Swap/move local search on the QAP objective J = sum of bytes x distance,
-   after VieM's search in the
-   communication neighbourhood N_C^d (Schulz & Träff, "Better process
-   mapping and sparse quadratic assignment", SEA 2017; notes/anchors.md
-   §1.4), with nodes instead of PEs as the places a process may go.
+   after VieM's search in the communication neighbourhood N_C^d (Schulz &
+   Träff, "Better process mapping and sparse quadratic assignment", SEA
+   2017; notes/anchors.md §1.4), with nodes instead of PEs as the places a
+   process may go.
 
    A process u with a neighbour on another node tries (1) moves to a PE with
    room on a node of one of its neighbours and (2) swaps with the processes
@@ -11,8 +11,9 @@
    is applied at once (an improvement below 1e-12 J counts as none); a
    process that changes place activates its neighbours (label-propagation
    order; first the processes on a boundary, node by node, a node's in a
-   seeded random order: topomap_i_sort_by_place).  Inside a node, processes stay on
-   the PE they reach; the distance between PEs of a node is part of J.
+   seeded random order: topomap_i_sort_by_place).  Inside a node,
+   processes stay on the PE they reach; the distance between PEs of a node
+   is part of J.
 
    The budget is `sweeps` x (processes first on a boundary) tries, judged
    in eighths of a sweep (at least WINDOW_MIN tries): an eighth that lowers
@@ -27,9 +28,9 @@
 
    A try is judged by its change of J alone, from the evaluator's
    per-process shares of J (eval_shares.c; nodes are the places) instead of
-   through its journalled try: a swap of u with v costs v's messages in distance
-   lookups, and u's side is summed once per node u could go to.  On
-   the 100^3 stencil onto torus:40x40x40/16 (its grid, seed 0) topdown
+   through its journalled try: a swap of u with v costs v's messages in
+   distance lookups, and u's side is summed once per node u could go to.
+   On the 100^3 stencil onto torus:40x40x40/16 (its grid, seed 0) topdown
    without its congestion search took 50 s, 39 of them in this search
    through the evaluator's tries; 33 s with shares, 21 s with shares and
    the first queue node by node; J after the search within 0.05 %.

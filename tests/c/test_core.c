@@ -213,7 +213,8 @@ static void shares_walk(const topomap_machine *m, uint64_t seed, int steps, int3
             CHECK(topomap_eval_move(e, a, pe) == 0);
         } else {
             int32_t pb = at[b];
-            delta = a == b ? 0 : topomap_i_eval_swap_delta(e, a, b, topomap_i_eval_at(e, topomap_i_eval_base(e, pb, pb), pb, pb, b));
+            double new_a = topomap_i_eval_at(e, topomap_i_eval_base(e, pb, pb), pb, pb, b);
+            delta = a == b ? 0 : topomap_i_eval_swap_delta(e, a, b, new_a);
             CHECK(topomap_eval_swap(e, a, b) == 0);
         }
         topomap_eval_metrics(e, &after);
