@@ -100,6 +100,37 @@ static int metrics_equal(const topomap_metrics *a, const topomap_metrics *b)
            a->messages == b->messages && close_to(a->total_bytes, b->total_bytes);
 }
 
+/* A random pattern of n processes (each pair at 30 %, 1-100 bytes) and a
+   random mapping, from r; one process in six unplaced (TOPOMAP_UNPLACED)
+   when `unplaced`.  The arrays are the caller's to free_walk. */
+static topomap_pattern walk_pattern(topomap_rng *r, int32_t n, int32_t npes, int unplaced, int32_t **pe_out)
+{
+    int64_t *indptr = calloc((size_t)n + 1, sizeof *indptr);
+    int32_t *idx = malloc((size_t)n * n * sizeof *idx), *pe_of = malloc((size_t)n * sizeof *pe_of);
+    double *by = malloc((size_t)n * n * sizeof *by);
+    int64_t k = 0;
+    for (int32_t i = 0; i < n; i++) {
+        for (int32_t j = 0; j < n; j++)
+            if (i != j && topomap_rng_uniform(r) < 0.3) {
+                idx[k] = j;
+                by[k++] = 1 + (double)topomap_rng_below(r, 100);
+            }
+        indptr[i + 1] = k;
+        pe_of[i] = !unplaced || topomap_rng_below(r, 6) ? (int32_t)topomap_rng_below(r, (uint64_t)npes)
+                                                          : TOPOMAP_UNPLACED;
+    }
+    *pe_out = pe_of;
+    return (topomap_pattern){n, indptr, idx, by};
+}
+
+static void free_walk(topomap_pattern *p, int32_t *pe_of)
+{
+    free((void *)p->indptr);
+    free((void *)p->indices);
+    free((void *)p->bytes);
+    free(pe_of);
+}
+
 /* Random pattern of n processes, random walk of moves/swaps: incremental
    == full, every step, and a distance-only evaluator walked alongside keeps
    the same distance sums.  About one process in six is unplaced
@@ -108,22 +139,8 @@ static void random_walk(const topomap_machine *m, uint64_t seed, int steps, int3
 {
     topomap_rng r;
     topomap_rng_seed(&r, seed);
-    int32_t npes = topomap_machine_npes(m);
-    int64_t *indptr = calloc((size_t)n + 1, sizeof *indptr);
-    int32_t *idx = malloc((size_t)n * n * sizeof *idx);
-    double *by = malloc((size_t)n * n * sizeof *by);
-    int32_t *pe_of = malloc((size_t)n * sizeof *pe_of);
-    int64_t k = 0;
-    for (int32_t i = 0; i < n; i++) {
-        for (int32_t j = 0; j < n; j++)
-            if (i != j && topomap_rng_uniform(&r) < 0.3) {
-                idx[k] = j;
-                by[k++] = 1 + (double)topomap_rng_below(&r, 100);
-            }
-        indptr[i + 1] = k;
-        pe_of[i] = topomap_rng_below(&r, 6) ? (int32_t)topomap_rng_below(&r, (uint64_t)npes) : TOPOMAP_UNPLACED;
-    }
-    topomap_pattern p = {n, indptr, idx, by};
+    int32_t npes = topomap_machine_npes(m), *pe_of;
+    topomap_pattern p = walk_pattern(&r, n, npes, 1, &pe_of);
     topomap_eval *e = NULL, *de = NULL;
     CHECK(topomap_eval_create(m, &p, pe_of, NULL, &e) == TOPOMAP_OK);
     CHECK(topomap_eval_create_flags(m, &p, pe_of, NULL, TOPOMAP_EVAL_DISTANCE_ONLY, &de) == TOPOMAP_OK);
@@ -167,10 +184,7 @@ static void random_walk(const topomap_machine *m, uint64_t seed, int steps, int3
     free(expect);
     topomap_eval_destroy(e);
     topomap_eval_destroy(de);
-    free(indptr);
-    free(idx);
-    free(by);
-    free(pe_of);
+    free_walk(&p, pe_of);
 }
 
 /* The evaluator's shares of J (eval_shares.c), every process placed, PEs
@@ -181,21 +195,8 @@ static void shares_walk(const topomap_machine *m, uint64_t seed, int steps, int3
 {
     topomap_rng r;
     topomap_rng_seed(&r, seed);
-    int32_t npes = topomap_machine_npes(m);
-    int64_t *indptr = calloc((size_t)n + 1, sizeof *indptr);
-    int32_t *idx = malloc((size_t)n * n * sizeof *idx), *pe_of = malloc((size_t)n * sizeof *pe_of);
-    double *by = malloc((size_t)n * n * sizeof *by);
-    int64_t k = 0;
-    for (int32_t i = 0; i < n; i++) {
-        for (int32_t j = 0; j < n; j++)
-            if (i != j && topomap_rng_uniform(&r) < 0.3) {
-                idx[k] = j;
-                by[k++] = 1 + (double)topomap_rng_below(&r, 100);
-            }
-        indptr[i + 1] = k;
-        pe_of[i] = (int32_t)topomap_rng_below(&r, (uint64_t)npes);
-    }
-    topomap_pattern p = {n, indptr, idx, by};
+    int32_t npes = topomap_machine_npes(m), *pe_of;
+    topomap_pattern p = walk_pattern(&r, n, npes, 0, &pe_of);
     topomap_eval *e = NULL;
     CHECK(topomap_eval_create_flags(m, &p, pe_of, NULL, TOPOMAP_EVAL_DISTANCE_ONLY, &e) == TOPOMAP_OK);
     if (!e) return;
@@ -223,10 +224,7 @@ static void shares_walk(const topomap_machine *m, uint64_t seed, int steps, int3
     }
     topomap_i_eval_shares_check(e);
     topomap_eval_destroy(e);
-    free(indptr);
-    free(idx);
-    free(by);
-    free(pe_of);
+    free_walk(&p, pe_of);
 }
 
 static void test_incremental(void)
