@@ -401,7 +401,13 @@ int topomap_i_multilevel(const topomap_i_pgraph *g, int32_t k, const double *tgt
     for (int l = nlev - 1; l >= 0; l--) {
         if (l < nlev - 1)
             for (int32_t v = 0; v < levels[l].n; v++) parts[l][v] = parts[l + 1][cmaps[l][v]];
-        if (l == 0) {
+        if (k == 2 && l == nlev - 1 && !c->flows && (l > 0 || !cap)) {
+            /* grow_bisection balanced and FM-refined this level under these
+               limits; FM again from its fixed point would find nothing */
+            topomap_i_limits(&levels[l], 2, tgt, NULL, eps, limit);
+            topomap_i_part_weights(&levels[l], 2, parts[l], pw);
+            rc = topomap_i_balance(&levels[l], 2, limit, parts[l], pw, c, fits);
+        } else if (l == 0) {
             rc = refine_finest(g, k, tgt, cap, eps, limit, part, pw, c, fits);
         } else {
             topomap_i_limits(&levels[l], k, tgt, NULL, eps, limit);

@@ -25,9 +25,16 @@
    - A move's stale gain (room changes as others move) is recomputed when the
      vertex reaches the top; if it dropped below the next key it goes back.
    - Negative-gain moves are made (that is FM's hill climbing); a pass stops
-     after max(25, min(n/100, 1000)) moves without a new best cut and rolls
+     after max(25, min(n/100, 100)) moves without a new best cut and rolls
      back to the best prefix.  Each vertex moves at most once per pass; at
      most 10 passes, stopping at the first pass that finds nothing better.
+     The cap of 100 is METIS 5's; against 1000, measured with the skipped
+     second FM of partition.c: full nodes of 8 and 16 of the reference
+     graphs and 22^3, 46^3, 36x18x18 stencils (seeds 0-2) cut the same
+     (geo-mean -0.02 %) in 6 % less CPU, and the 10^6-process stencil into
+     nodes of 16 0.24 % more in 9 % less (28.4 -> 25.8 s).  METIS's floor
+     of 15 instead of 25 lost the exact embedding of the 32 x 32 stencil on
+     mesh:8x8/16 for 2 of 16 seeds.
    - Balancing (not in FM): while a part is above its limit, the vertex of an
      overweight part whose best feasible move costs least moves out; a
      feasible target is an adjacent part with room or, failing that, the part
@@ -41,6 +48,8 @@
 #include "partition_internal.h"
 
 #define FM_MAX_PASSES 10
+#define STALL_MIN 25
+#define STALL_MAX 100
 
 /* Weight comparisons tolerate round-off in sums of non-integral weights. */
 static int fits(double pw, double w, double limit) { return pw + w <= limit + 1e-12 * (fabs(limit) + 1); }
@@ -247,7 +256,7 @@ static int fm_kway(const topomap_i_pgraph *g, int32_t k, const double *limit, in
     }
     if ((rc = scan_init(&s, k)) || (rc = topomap_i_heap_init(&h, n))) goto cleanup;
     for (int32_t v = 0; v < n; v++) moved[v] = -1;
-    int32_t stall_limit = n / 100 < 25 ? 25 : n / 100 > 1000 ? 1000 : n / 100;
+    int32_t stall_limit = n / 100 < STALL_MIN ? STALL_MIN : n / 100 > STALL_MAX ? STALL_MAX : n / 100;
     for (int32_t pass = 0; pass < FM_MAX_PASSES; pass++) {
         topomap_i_heap_clear(&h);
         for (int32_t v = 0; v < n; v++) {
@@ -323,7 +332,7 @@ static int fm_2way(const topomap_i_pgraph *g, const double *limit, int32_t *part
     }
     if ((rc = topomap_i_heap_init(&h[0], n)) || (rc = topomap_i_heap_init(&h[1], n))) goto cleanup;
     for (int32_t v = 0; v < n; v++) moved[v] = -1;
-    int32_t stall_limit = n / 100 < 25 ? 25 : n / 100 > 1000 ? 1000 : n / 100;
+    int32_t stall_limit = n / 100 < STALL_MIN ? STALL_MIN : n / 100 > STALL_MAX ? STALL_MAX : n / 100;
     double wtol = 1e-12 * (g->total_w + 1);
     for (int32_t pass = 0; pass < FM_MAX_PASSES; pass++) {
         topomap_i_heap_clear(&h[0]);
