@@ -105,9 +105,8 @@ def greedy(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int
         group graph measured 1.4 x the maximum congestion of the
         partitioner's groups on ``torus:40x40x40/16`` and 1.2 x on
         ``fattree:k=40,levels=3/16`` (100^3 stencil), for 4 % more and 8 %
-        less hop-bytes, though in 1.7 s and 12 s of CPU instead of 30 s and
-        40-48 s (benchmarks/bench_mappers_scaling.py; 48 s beside another
-        job, 40-43 s alone).
+        less hop-bytes, though in 1.7 s and 12 s of CPU instead of 27 s and
+        45 s (benchmarks/bench_mappers_scaling.py; 2 GHz Zen 1 EPYC).
 
     Returns
     -------
