@@ -51,6 +51,9 @@
 #define STALL_MIN 25
 #define STALL_MAX 100
 
+/* Moves without a new best cut after which an FM pass stops. */
+static int32_t stall_limit_of(int32_t n) { return n / 100 < STALL_MIN ? STALL_MIN : n / 100 > STALL_MAX ? STALL_MAX : n / 100; }
+
 /* Weight comparisons tolerate round-off in sums of non-integral weights. */
 static int fits(double pw, double w, double limit) { return pw + w <= limit + 1e-12 * (fabs(limit) + 1); }
 
@@ -256,7 +259,7 @@ static int fm_kway(const topomap_i_pgraph *g, int32_t k, const double *limit, in
     }
     if ((rc = scan_init(&s, k)) || (rc = topomap_i_heap_init(&h, n))) goto cleanup;
     for (int32_t v = 0; v < n; v++) moved[v] = -1;
-    int32_t stall_limit = n / 100 < STALL_MIN ? STALL_MIN : n / 100 > STALL_MAX ? STALL_MAX : n / 100;
+    int32_t stall_limit = stall_limit_of(n);
     for (int32_t pass = 0; pass < FM_MAX_PASSES; pass++) {
         topomap_i_heap_clear(&h);
         for (int32_t v = 0; v < n; v++) {
@@ -332,7 +335,7 @@ static int fm_2way(const topomap_i_pgraph *g, const double *limit, int32_t *part
     }
     if ((rc = topomap_i_heap_init(&h[0], n)) || (rc = topomap_i_heap_init(&h[1], n))) goto cleanup;
     for (int32_t v = 0; v < n; v++) moved[v] = -1;
-    int32_t stall_limit = n / 100 < STALL_MIN ? STALL_MIN : n / 100 > STALL_MAX ? STALL_MAX : n / 100;
+    int32_t stall_limit = stall_limit_of(n);
     double wtol = 1e-12 * (g->total_w + 1);
     for (int32_t pass = 0; pass < FM_MAX_PASSES; pass++) {
         topomap_i_heap_clear(&h[0]);
