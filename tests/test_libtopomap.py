@@ -63,8 +63,14 @@ def random_pattern(rng: np.random.Generator, n: int, density: float = 0.3) -> tm
 
 
 def greedy_reference(pat: tm.Pattern, alloc: tm.Allocation, seed: int, capacity: int,
-                     congestion: bool) -> np.ndarray:
-    """The greedy rule of csrc/core/map_greedy.c, step by step, for allocations of whole equal nodes."""
+                     congestion: bool, candidates: int = 0) -> np.ndarray:
+    """The greedy rule of csrc/core/map_greedy.c, step by step, for allocations of whole equal nodes.
+
+    With candidates > 0 only the first that many free nodes at the fewest hops are priced, in the
+    order of the C search: a breadth-first search that offers vertices as it discovers them (links
+    in id order), or, once it has looked at over 2 * free + 64 vertices and links without a
+    candidate, the free-node list (a node taken is replaced by the list's last).
+    """
     m = alloc.machine
     P = m.pes_per_node
     nodes, node_pes = [], {}
@@ -107,16 +113,59 @@ def greedy_reference(pat: tm.Pattern, alloc: tm.Allocation, seed: int, capacity:
             c += load[link] / cap[link]
         return c
 
+    links = m.links()
+    out: list[list[int]] = [[] for _ in range(m.nvertices)]
+    for a, b in zip(links["src"].tolist(), links["dst"].tolist()):
+        out[a].append(b)
+    index = {v: j for j, v in enumerate(nodes)}
+    free_list = list(range(len(nodes)))
+
     def nearest(src):
         load = loads() if congestion else None
-        best = None
-        for j, v in enumerate(nodes):
-            if j in node_of:
-                continue
+        best = None  # ((hops, load, vertex), j, priced)
+
+        def offer(j, h):
+            nonlocal best
+            if best is not None and h > best[0][0]:
+                return
+            v = nodes[j]
+            priced = best[2] + 1 if best is not None and h == best[0][0] else 1
             c = route_load(load, src, v) + route_load(load, v, src) if congestion else 0.0
-            key = (len(m.route(src, v)), c, v)
-            if best is None or key < best[0]:
-                best = (key, j)
+            key = (h, c, v)
+            best = (key, j, priced) if best is None or key < best[0] else (best[0], best[1], priced)
+
+        def enough(level):
+            return candidates and best is not None and best[0][0] <= level and best[2] >= candidates
+
+        if not candidates:
+            for j in free_list:
+                offer(j, len(m.route(src, nodes[j])))
+            return best[1]
+        seen, frontier, level, looked = {src}, [src], 0, 1
+        if src in index and index[src] in free_list:
+            offer(index[src], 0)
+        while frontier and (best is None or level < best[0][0]) and not enough(level):
+            if best is None and looked > 2 * len(free_list) + 64:
+                break
+            level += 1
+            nxt = []
+            for v in frontier:
+                for w in out[v]:
+                    if enough(level) or w in seen:
+                        continue
+                    seen.add(w)
+                    nxt.append(w)
+                    if w in index and index[w] in free_list:
+                        offer(index[w], len(m.route(src, w)))
+                looked += len(out[v]) + 1
+                if enough(level):
+                    break
+            frontier = nxt
+        if best is None:
+            hops = [len(m.route(src, nodes[j])) for j in free_list]
+            for j, h in zip(free_list, hops):
+                if h == min(hops) and not enough(h):
+                    offer(j, h)
         return best[1]
 
     seeds = sorted(range(k), key=lambda g: (-W[g].sum(), g))
@@ -138,6 +187,9 @@ def greedy_reference(pat: tm.Pattern, alloc: tm.Allocation, seed: int, capacity:
             src = node_of[max(mapped, key=lambda h: (W[g, h], -h))]
         j = nearest(nodes[src])
         node_of[g] = j
+        i = free_list.index(j)
+        free_list[i] = free_list[-1]
+        free_list.pop()
         for h in range(k):
             if W[g, h] > 0 and node_of[h] < 0:
                 conn[h] += W[g, h]
@@ -206,9 +258,10 @@ def adjacency(pat: tm.Pattern) -> list[list[int]]:
 # ---------------------------------------------------------------- the greedy rule
 
 @pytest.mark.parametrize("spec,cap", [("torus:3x3", 1), ("mesh:4x2/2", 1), ("fattree:k=4,levels=2", 1),
-                                      ("torus:2x3/2", 2), ("dragonfly:g=3,a=2,h=1,p=2", 1)])
-@pytest.mark.parametrize("congestion", [True, False])
-def test_greedy_follows_its_rule(spec, cap, congestion):
+                                      ("torus:2x3/2", 2), ("dragonfly:g=3,a=2,h=1,p=2", 1),
+                                      ("fattree:k=4,levels=3", 1)])  # large enough for the free-node scan
+@pytest.mark.parametrize("congestion,candidates", [(True, 0), (False, 0), (True, 1), (True, 3), (False, 2)])
+def test_greedy_follows_its_rule(spec, cap, congestion, candidates):
     m = tm.machine(spec)
     if m.nlinks:
         m.set_capacities(np.where(np.arange(m.nlinks) % 3 == 0, 2.0, 1.0))
@@ -216,8 +269,9 @@ def test_greedy_follows_its_rule(spec, cap, congestion):
     for trial in range(3):
         alloc = m.allocate(m.npes if trial else m.npes - m.pes_per_node, policy="random", seed=trial)
         pat = random_pattern(rng, len(alloc) * cap)
-        got = tm.map(pat, alloc, method="greedy", seed=trial, capacity=cap, congestion=congestion).pe_of
-        np.testing.assert_array_equal(got, greedy_reference(pat, alloc, trial, cap, congestion))
+        got = tm.map(pat, alloc, method="greedy", seed=trial, capacity=cap, congestion=congestion,
+                     candidates=candidates).pe_of
+        np.testing.assert_array_equal(got, greedy_reference(pat, alloc, trial, cap, congestion, candidates))
 
 
 def test_congestion_awareness_lowers_max_congestion_on_meshes():
@@ -401,6 +455,7 @@ def test_progress_and_cancel(method):
 @pytest.mark.parametrize("method,options,name", [
     ("greedy", {"start": "middle"}, "start"), ("greedy", {"congestion": "yes"}, "congestion"),
     ("greedy", {"tries": 0}, "tries"), ("greedy", {"tries": 1.5}, "tries"),
+    ("greedy", {"candidates": -1}, "candidates"), ("greedy", {"candidates": True}, "candidates"),
     ("recursive", {"context": 1}, "context"), ("recursive", {"geometric": None}, "geometric"),
     ("rcm", {"start": "center"}, "start")])
 def test_bad_options_name_the_option(method, options, name):

@@ -66,6 +66,7 @@ void topomap_greedy_options_init(topomap_greedy_options *opt)
     opt->start = TOPOMAP_GREEDY_START_FIRST;
     opt->congestion = 1;
     opt->tries = 1;
+    opt->candidates = 64;
 }
 
 /* The group queue: a binary min-heap by (-connection, group). */
@@ -120,6 +121,7 @@ typedef struct {
     const topomap_i_physgraph *pg;
     int32_t *vidx;
     int congestion;
+    int32_t candidates; /* price at most this many nodes at the fewest hops; 0: all */
     int32_t stamp;
     int32_t *seen;  /* search marks, by stamp, per vertex */
     int32_t *queue; /* breadth-first search order */
@@ -146,57 +148,81 @@ typedef struct {
     int32_t hops;
     double load;
     int32_t vertex;
+    int32_t priced; /* candidates seen with `hops` hops */
 } choice;
 
-/* Offer allocation node j to group g as seen from machine node src. */
-static void offer(greedy *gr, int32_t g, int32_t src, int32_t j, choice *best)
+/* Offer allocation node j, h route hops from machine node src, to group g. */
+static void offer(greedy *gr, int32_t src, int32_t j, int32_t h, choice *best)
 {
-    if (!topomap_i_nodemap_fits(gr->nm, g, j)) return;
-    int32_t v = gr->nm->an->node[j], h = topomap_machine_route_count(gr->m, src, v);
     if (h < 0 || (best->node >= 0 && h > best->hops)) return;
+    int32_t v = gr->nm->an->node[j], priced = best->node >= 0 && h == best->hops ? best->priced + 1 : 1;
     double c = gr->congestion ? route_load(gr, src, v) + route_load(gr, v, src) : 0.0;
     if (best->node < 0 || h < best->hops || c < best->load || (c == best->load && v < best->vertex))
-        *best = (choice){j, h, c, v};
+        *best = (choice){j, h, c, v, priced};
+    else
+        best->priced = priced;
+}
+
+static int32_t hops_to(greedy *gr, int32_t g, int32_t src, int32_t j)
+{
+    return topomap_i_nodemap_fits(gr->nm, g, j) ? topomap_machine_route_count(gr->m, src, gr->nm->an->node[j]) : -1;
+}
+
+/* Enough candidates priced: nothing found later has fewer hops than `level`. */
+static int enough(const greedy *gr, const choice *best, int32_t level)
+{
+    return gr->candidates && best->node >= 0 && best->hops <= level && best->priced >= gr->candidates;
 }
 
 /* The free node that may take group g with the fewest route hops from
    machine node src, then the least traffic on the routes both ways, then
-   the lowest id.  A breadth-first search over the network finds it: a
-   route is a walk, so no vertex beyond the current level can beat a hop
-   count already found.  When the search has settled more vertices than
-   there are free nodes, scanning the free nodes is cheaper and gives the
-   same answer. */
+   the lowest id, among the first `candidates` nodes at those hops that a
+   breadth-first search over the network discovers (all with 0).  Nodes are
+   offered when discovered: a route is a walk, so no vertex discovered at
+   level l or later has fewer than l hops, and the search stops at level
+   best.hops + 1, or within a level once enough candidates are priced.  When
+   it has looked at more vertices and links than twice the free nodes
+   without a candidate, scanning the free nodes is cheaper: first for the
+   fewest hops, then pricing the first candidates at those hops. */
 static void nearest(greedy *gr, int32_t g, int32_t src, int32_t *node, int64_t *work)
 {
     const topomap_i_physgraph *pg = gr->pg;
-    choice best = {-1, 0, 0.0, 0};
+    choice best = {-1, 0, 0.0, 0, 0};
     if (++gr->stamp == INT32_MAX) {
         memset(gr->seen, 0, (size_t)pg->nv * sizeof *gr->seen);
         gr->stamp = 1;
     }
-    int32_t s = gr->stamp, head = 0, tail = 0, level = 0, scan = 0;
+    int32_t s = gr->stamp, head = 0, tail = 0, level = 0;
+    int64_t looked = 1;
     gr->queue[tail++] = src;
     gr->seen[src] = s;
-    while (head < tail && (best.node < 0 || level <= best.hops)) {
-        if (best.node < 0 && head > 2 * (int64_t)gr->nfree + 64) {
-            scan = 1;
-            break;
-        }
-        for (int32_t end = tail; head < end; head++) {
-            int32_t v = gr->queue[head];
-            if (gr->vidx[v] >= 0 && gr->nm->group_of_node[gr->vidx[v]] < 0) offer(gr, g, src, gr->vidx[v], &best);
-            for (int64_t x = pg->ostart[v]; x < pg->ostart[v + 1]; x++)
-                if (gr->seen[pg->oto[x]] != s) {
-                    gr->seen[pg->oto[x]] = s;
-                    gr->queue[tail++] = pg->oto[x];
-                }
-            *work += pg->ostart[v + 1] - pg->ostart[v] + 1;
-        }
+    if (gr->vidx[src] >= 0 && gr->nm->group_of_node[gr->vidx[src]] < 0)
+        offer(gr, src, gr->vidx[src], hops_to(gr, g, src, gr->vidx[src]), &best);
+    while (head < tail && (best.node < 0 || level < best.hops) && !enough(gr, &best, level)) {
+        if (best.node < 0 && looked > 2 * (int64_t)gr->nfree + 64) break;
         level++;
+        for (int32_t end = tail; head < end && !enough(gr, &best, level); head++) {
+            int32_t v = gr->queue[head];
+            for (int64_t x = pg->ostart[v]; x < pg->ostart[v + 1] && !enough(gr, &best, level); x++) {
+                int32_t w = pg->oto[x], j = gr->vidx[w];
+                if (gr->seen[w] == s) continue;
+                gr->seen[w] = s;
+                gr->queue[tail++] = w;
+                if (j >= 0 && gr->nm->group_of_node[j] < 0) offer(gr, src, j, hops_to(gr, g, src, j), &best);
+            }
+            looked += pg->ostart[v + 1] - pg->ostart[v] + 1;
+        }
     }
-    if (scan || best.node < 0) {
-        for (int32_t i = 0; i < gr->nfree; i++) offer(gr, g, src, gr->free_nodes[i], &best);
-        *work += gr->nfree;
+    *work += looked;
+    if (best.node < 0) {
+        int32_t fewest = -1, *hops = gr->queue; /* the search is over */
+        for (int32_t i = 0; i < gr->nfree; i++) {
+            hops[i] = hops_to(gr, g, src, gr->free_nodes[i]);
+            if (hops[i] >= 0 && (fewest < 0 || hops[i] < fewest)) fewest = hops[i];
+        }
+        for (int32_t i = 0; fewest >= 0 && i < gr->nfree && !enough(gr, &best, fewest); i++)
+            if (hops[i] == fewest) offer(gr, src, gr->free_nodes[i], fewest, &best);
+        *work += 2 * (int64_t)gr->nfree;
     }
     *node = best.node;
 }
@@ -286,6 +312,8 @@ int topomap_map_greedy(const topomap_machine *m, const topomap_pattern *p, const
     if (opt.congestion != 0 && opt.congestion != 1)
         return topomap_i_fail(TOPOMAP_EINVAL, "greedy congestion must be 0 or 1, got %d", (int)opt.congestion);
     if (opt.tries < 1) return topomap_i_fail(TOPOMAP_EINVAL, "greedy tries must be >= 1, got %d", (int)opt.tries);
+    if (opt.candidates < 0)
+        return topomap_i_fail(TOPOMAP_EINVAL, "greedy candidates must be >= 0, got %d", (int)opt.candidates);
     int rc = topomap_pattern_validate(p);
     if (rc) return rc;
     topomap_i_ticker t = {&opt.run, "greedy", 0.0, 0.5, 0, TOPOMAP_I_TICK};
@@ -297,7 +325,7 @@ int topomap_map_greedy(const topomap_machine *m, const topomap_pattern *p, const
     if ((rc = topomap_i_nodemap_create(m, p, alloc, nalloc, capacity, &t, &nm))) return rc;
     if ((rc = topomap_i_physgraph_build(m, &pg))) goto cleanup;
     int32_t k = nm.k, nv = pg.nv;
-    gr = (greedy){.m = m, .nm = &nm, .pg = &pg, .congestion = opt.congestion};
+    gr = (greedy){.m = m, .nm = &nm, .pg = &pg, .congestion = opt.congestion, .candidates = opt.candidates};
     gr.vidx = malloc((size_t)nv * sizeof *gr.vidx);
     gr.seen = calloc((size_t)nv, sizeof *gr.seen);
     gr.queue = malloc((size_t)nv * sizeof *gr.queue);

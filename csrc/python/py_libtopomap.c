@@ -33,14 +33,14 @@ static PyObject *call(PyObject *mo, PyObject *ip, PyObject *ix, PyObject *by, Py
 PyObject *pytopomap_map_greedy(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {COMMON_KW, "start", "congestion", "tries", "grid", NULL};
+    static char *kwlist[] = {COMMON_KW, "start", "congestion", "tries", "candidates", "grid", NULL};
     PyObject *mo, *ip, *ix, *by, *ao, *po = Py_None, *go = Py_None;
     long capacity;
     unsigned long long seed = 0;
     topomap_greedy_options opt;
     topomap_greedy_options_init(&opt);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOiiiO", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed, &po,
-                                     &opt.start, &opt.congestion, &opt.tries, &go))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOl|KOiiiiO", kwlist, &mo, &ip, &ix, &by, &ao, &capacity, &seed, &po,
+                                     &opt.start, &opt.congestion, &opt.tries, &opt.candidates, &go))
         return NULL;
     return call(mo, ip, ix, by, ao, capacity, seed, po, go, GREEDY, &opt);
 }

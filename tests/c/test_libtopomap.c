@@ -285,6 +285,9 @@ static void test_bad_options(void)
     topomap_greedy_options_init(&g);
     g.congestion = -1;
     CHECK(topomap_map_greedy(m, &p, alloc, 4, 1, &g, pe) == TOPOMAP_EINVAL);
+    topomap_greedy_options_init(&g);
+    g.candidates = -1;
+    CHECK(topomap_map_greedy(m, &p, alloc, 4, 1, &g, pe) == TOPOMAP_EINVAL);
     topomap_recursive_options r;
     topomap_recursive_options_init(&r);
     r.context = 7;

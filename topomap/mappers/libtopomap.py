@@ -74,11 +74,14 @@ def _flag(method: str, name: str, value: Any) -> int:
                                    "the routes; False: the lowest node id"),
               "tries": (1, "runs from different start nodes (after the first, seeded random ones); "
                            "the lowest max congestion, then hop-bytes, is kept"),
+              "candidates": (64, "price the routes of at most this many nearest free nodes per placement, the "
+                                 "first the network search finds; 0: all (LibTopoMap's exhaustive choice)"),
               "grid": grid_option(None),
           },
           source="Hoefler & Snir, ICS 2011 (LibTopoMap greedy); Kumar 2012 §6.2.2 (GGE)")
 def greedy(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int,
-           progress: Callable[[float], Any] | None, start: str, congestion: bool, tries: int, grid: Any) -> np.ndarray:
+           progress: Callable[[float], Any] | None, start: str, congestion: bool, tries: int, candidates: int,
+           grid: Any) -> np.ndarray:
     """LibTopoMap's greedy graph embedding, after the multicore step.
 
     Parameters
@@ -96,6 +99,16 @@ def greedy(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int
         (LibTopoMap's growing link weights); False: the lowest node id.
     tries : int
         Runs from different start nodes, the best kept.
+    candidates : int
+        At most this many of the free nodes with the fewest hops are
+        priced by the traffic on their routes, the first that the
+        breadth-first search of the network from the source node finds
+        (its nearest in the network graph); 0 prices them all, as
+        LibTopoMap's search does.  The hop count stays exact.  Default 64:
+        on ``fattree:k=40,levels=3/16`` with the 100^3 stencil pricing all
+        of them took 20 s of the 45 s (up to 60,000 candidates when a pod is
+        full), and 64 gave 6 % lower hop-bytes and 17 % lower max
+        congestion; on ``torus:40x40x40/16`` the same mapping.
     grid : "auto", None or array_like
         The processes' grid for the node grouping
         (:func:`~topomap.mappers.grids.process_coords`): where boxes of it
@@ -126,8 +139,10 @@ def greedy(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int
     c = _flag("greedy", "congestion", congestion)
     if not isinstance(tries, (int, np.integer)) or isinstance(tries, bool) or not 1 <= tries < 2**31:
         raise MappingError(f"greedy: option tries must be a positive integer, got {tries!r}")
+    if not isinstance(candidates, (int, np.integer)) or isinstance(candidates, bool) or not 0 <= candidates < 2**31:
+        raise MappingError(f"greedy: option candidates must be an integer >= 0, got {candidates!r}")
     return core_map("greedy", _core.map_greedy, pattern, allocation, seed, capacity, progress, start=s, congestion=c,
-                    tries=int(tries), grid=process_coords(pattern, grid, "greedy", "grid", ranks=False))
+                    tries=int(tries), candidates=int(candidates), grid=process_coords(pattern, grid, "greedy", "grid", ranks=False))
 
 
 def _geometry(allocation: Allocation) -> dict[str, np.ndarray]:

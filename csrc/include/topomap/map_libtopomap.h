@@ -34,8 +34,9 @@ typedef struct {
     int32_t start;      /* where the heaviest group goes: the allocation's first node, or a seeded random one */
     int32_t congestion; /* 1: among the nearest nodes, the least traffic/capacity on the routes; 0: lowest id */
     int32_t tries;      /* >= 1 runs from different start nodes (the others seeded random), the best kept */
+    int32_t candidates; /* price at most this many nearest free nodes (search order) per placement; 0: all */
 } topomap_greedy_options;
-/* seed 0, no progress, start FIRST, congestion 1, tries 1. */
+/* seed 0, no progress, start FIRST, congestion 1, tries 1, candidates 64. */
 void topomap_greedy_options_init(topomap_greedy_options *opt);
 int topomap_map_greedy(const topomap_machine *m, const topomap_pattern *p, const int32_t *alloc, int32_t nalloc,
                        int32_t capacity, const topomap_greedy_options *opt, int32_t *pe_of);
