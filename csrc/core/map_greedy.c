@@ -24,9 +24,14 @@
      incremental evaluator over the nodal pattern (a group sits on its
      node's first PE).  The search is a breadth-first search over the
      network that stops once its level exceeds the best hop count found (a
-     route is a walk, so nothing farther can win); once it has visited more
-     vertices than there are free nodes, it scans the free nodes instead,
-     with the same answer.
+     route is a walk, so nothing farther can win); once it has looked at
+     more vertices and links than twice the free nodes, it scans the free
+     nodes instead.
+   - Only the first `candidates` (default 64) free nodes at the fewest hops
+     that the search discovers are priced (LibTopoMap prices every one): on
+     a full pod of a k=40 fat tree that is up to 60,000 nodes and two routes
+     each, 20 s of the 45 s at 10^6 processes.  The nearest in the network
+     graph come first, and the hop count stays exact.
    - "Heaviest" and "most heavily connected" count both directions (the
      graph C + C^T of the nodal pattern).  The priority of an unmapped group
      is its total traffic to the mapped groups, updated as they are mapped
@@ -50,8 +55,8 @@
    V vertices and L links of the network, r the longest route: O(E_U log
    E_U) for the group queue, O(E_U r) for the evaluator moves, and per
    placement a search of O(min(R + L_R, A) + C r), R the vertices (L_R
-   their links) nearer than the chosen node and C the candidates at its hop
-   count.  Worst case O(U (A + C) r) per try. */
+   their links) nearer than the chosen node and C <= candidates the nodes
+   priced at its hop count.  Worst case O(U (A + C) r) per try. */
 #include <stdlib.h>
 #include <string.h>
 #include "topomap/error.h"
