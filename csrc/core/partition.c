@@ -41,7 +41,11 @@
      with partition_paths.c's balancing, 0.2-2.1% lower cuts (mean of
      seeds 0-2) on the reference graphs and 22^3, 46^3 stencils into full
      nodes of 8 and 16; a third time gained another 0.3-1% for another
-     pass's time (2.5 s on 10^6 vertices into 62,500 parts).
+     pass's time (2.5 s on 10^6 vertices into 62,500 parts).  The second
+     time is for callers that ask for more than one try: with ntries = 1
+     (the node grouping above 32,768 processes) the passes run once, as
+     the second cost 3.2 s of 25 s for a 0.33% lower cut on 10^6 vertices
+     into 62,500 parts (0.34% in 1.6 instead of 1.8 s at 93,312).
    - k = 2 is one step of recursive bisection (the best of ntries
      multilevel bisections).
    - recursive = 1 (APHiD's choice): recursive bisection of the whole graph,
@@ -59,7 +63,7 @@
    vertices, at most 10 per level), so recursive bisection into k parts
    O(ntries (n + m) log k) -- and the k-way initial partition the same on
    the coarsest graph, which is the whole graph when k > n / 30 (nodes of
-   16 processes); the finest level adds 2 x 2 passes of balancing
+   16 processes); the finest level adds 2 x 2 passes (ntries > 1) or 2 of balancing
    (partition_paths.c: O(n + m) per round, at most 8) and k-way FM. */
 #include <math.h>
 #include <stdlib.h>
@@ -301,8 +305,8 @@ static int refine_level(const topomap_i_pgraph *g, int32_t k, const double *limi
 /* The finest level of the whole graph.  Hard capacities leave k-way FM no
    room when parts are exactly full, so that level is first refined under
    max((1 + c->slack) cap_i, cap_i + largest vertex weight), then balanced to
-   the capacities and refined again; with k > 2 parts the two passes run a
-   second time, which is kept if it cuts less. */
+   the capacities and refined again; with k > 2 parts and ntries > 1 the two
+   passes run a second time, which is kept if it cuts less. */
 static int refine_finest(const topomap_i_pgraph *g, int32_t k, const double *tgt, const double *cap, double eps,
                          double *limit, int32_t *part, double *pw, topomap_i_pctx *c, int *fits)
 {
@@ -311,7 +315,7 @@ static int refine_finest(const topomap_i_pgraph *g, int32_t k, const double *tgt
     double first_cut = 0;
     int first_fits = 0;
     topomap_i_part_weights(g, k, part, pw);
-    for (int cycle = 0; cycle < (cap && k > 2 ? FINEST_CYCLES : 1); cycle++) {
+    for (int cycle = 0; cycle < (cap && k > 2 && c->ntries > 1 ? FINEST_CYCLES : 1); cycle++) {
         if (cycle > 0) {
             if (!first && !(first = malloc((size_t)g->n * sizeof *first))) {
                 rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory refining %d vertices", (int)g->n);
