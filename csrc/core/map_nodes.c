@@ -21,6 +21,9 @@
    costs little, it keeps 4 runs: with 1, MAGC's phase 1 on the 2D-3D pair
    of its notebook (64 processes) grouped worse and lost its edge over
    Strategy 1 (network MC 1.0 vs 0.83 x default; 0.67 with 4 runs).
+   With one run the finest level is refined and balanced once, not twice
+   (partition.c): 22.0 instead of 25.3 s on the 100^3 stencil into nodes
+   of 16, for a 0.33% higher cut.
    A stencil pattern whose grid the nodes tile by boxes (p->coords set by
    the Python layer) is grouped by those boxes instead: map_nodes_grid.c.
    Complexity: O((n + m) log k) for the bisections plus O(n + m) per
