@@ -107,19 +107,21 @@ def greedy(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: int
         LibTopoMap's search does.  The hop count stays exact.  Default 64:
         on ``fattree:k=40,levels=3/16`` with the 100^3 stencil pricing all
         of them took 20 s of the 45 s (up to 60,000 candidates when a pod is
-        full), and 64 gave 6 % lower hop-bytes and 17 % lower max
-        congestion; on ``torus:40x40x40/16`` the same mapping.
+        full), and 64 gave 5 % lower hop-bytes; on the 72x36x36 stencil and
+        ``fattree:k=18,levels=3/16`` 3 % lower hop-bytes and 18 % lower max
+        congestion; on the tori and a dragonfly measured, the same mapping.
     grid : "auto", None or array_like
         The processes' grid for the node grouping
         (:func:`~topomap.mappers.grids.process_coords`): where boxes of it
         tile the nodes, each node gets a box (the least surface); else the
         partitioner groups them.
         Default None: with boxes, the greedy placement of their regular
-        group graph measured 1.4 x the maximum congestion of the
-        partitioner's groups on ``torus:40x40x40/16`` and 1.2 x on
-        ``fattree:k=40,levels=3/16`` (100^3 stencil), for 4 % more and 8 %
-        less hop-bytes, though in 1.7 s and 12 s of CPU instead of 27 s and
-        45 s (benchmarks/bench_mappers_scaling.py; 2 GHz Zen 1 EPYC).
+        group graph measured 1.8 x the maximum congestion of the
+        partitioner's groups and 7 % more hop-bytes on
+        ``torus:40x40x40/16`` (100^3 stencil), though on
+        ``fattree:k=40,levels=3/16`` 0.9 x and 9 % less, in 2.0 s and 3.4 s
+        of CPU instead of 25 s and 28 s (benchmarks/bench_mappers_scaling.py;
+        2 GHz Zen 1 EPYC).
 
     Returns
     -------
