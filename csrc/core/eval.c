@@ -333,38 +333,58 @@ static inline void distance_update(topomap_eval *e, sums *s, int32_t a, int32_t 
     }
 }
 
+/* The route of PE a -> PE b: its hops (*h), links (*route), distance and
+   level, and whether it leaves the node (*apart); fails when there is none. */
+static int message_route(topomap_eval *e, int32_t a, int32_t b, int32_t *h, const int32_t **route, double *dist,
+                         int32_t *level, int *apart)
+{
+    const topomap_machine *m = e->m;
+    int32_t na = topomap_machine_node_of(m, a), nb = topomap_machine_node_of(m, b);
+    *route = e->route_buf;
+    *h = na == nb ? topomap_machine_pair(m, a, b, e->route_buf, dist, level)
+                  : topomap_i_pairs_route(&e->pairs, m, a, b, na, nb, e->route_buf, route, dist, level);
+    *apart = na != nb;
+    if (*h < 0)
+        return topomap_i_fail(TOPOMAP_EINVAL, "the machine has no route from node %d to node %d (PE %d -> PE %d)",
+                              (int)na, (int)nb, (int)a, (int)b);
+    return TOPOMAP_OK;
+}
+
+/* The sums of one entry of sw bytes and sc messages (< 0: removed) on a
+   route of h hops. */
+static void entry_sums(sums *s, double sw, double sc, int sign, int32_t h, double dist, int apart)
+{
+    s->qap += sw * dist;
+    s->total_bytes += sw;
+    s->messages += sign;
+    s->msgs += sc;
+    if (apart) {
+        s->edge_cut += sw;
+        s->cut_messages += sign;
+        s->cut_msgs += sc;
+        s->hop_bytes += sw * h;
+        s->dilation += sign * h;
+    }
+}
+
 /* Add (sign +1) or remove (sign -1) one entry a -> b of w bytes and c
    messages; an entry with an unplaced end is not counted. */
 static int message_update(topomap_eval *e, int32_t a, int32_t b, double w, double c, int sign)
 {
     if (a < 0 || b < 0) return TOPOMAP_OK;
-    const topomap_machine *m = e->m;
     if (e->distance_only) {
         distance_update(e, &e->s, a, b, sign * w, sign * c, sign);
         return TOPOMAP_OK;
     }
     double sw = sign * w, dist;
-    const int32_t *route = e->route_buf;
-    int32_t na = topomap_machine_node_of(m, a), nb = topomap_machine_node_of(m, b), level;
-    int32_t h = na == nb ? topomap_machine_pair(m, a, b, e->route_buf, &dist, &level)
-                         : topomap_i_pairs_route(&e->pairs, m, a, b, na, nb, e->route_buf, &route, &dist, &level);
-    if (h < 0) { /* only when adding: the current mapping has every route */
-        return topomap_i_fail(TOPOMAP_EINVAL, "the machine has no route from node %d to node %d (PE %d -> PE %d)",
-                              (int)na, (int)nb, (int)a, (int)b);
-    }
-    int rc = level_add(e, level, sw);
-    e->s.qap += sw * dist;
-    e->s.total_bytes += sw;
-    e->s.messages += sign;
-    e->s.msgs += sign * c;
-    if (na != nb) {
-        e->s.edge_cut += sw;
-        e->s.cut_messages += sign;
-        e->s.cut_msgs += sign * c;
-        for (int32_t r = 0; r < h && !rc; r++) rc = link_add(e, route[r], sw, sign);
-        e->s.hop_bytes += sw * h;
-        e->s.dilation += sign * h;
-    }
+    const int32_t *route;
+    int32_t h, level;
+    int apart;
+    int rc = message_route(e, a, b, &h, &route, &dist, &level, &apart); /* fails only when adding */
+    if (!rc) rc = level_add(e, level, sw);
+    if (rc) return rc;
+    entry_sums(&e->s, sw, sign * c, sign, h, dist, apart);
+    for (int32_t r = 0; apart && r < h && !rc; r++) rc = link_add(e, route[r], sw, sign);
     if (rc) return rc;
     return hist_add(e, h, sign);
 }
@@ -498,6 +518,7 @@ void topomap_eval_destroy(topomap_eval *e)
     free(e->level_bytes);
     free(e->route_buf);
     topomap_i_pairs_free(&e->pairs);
+    topomap_i_link_deltas_free(&e->placing);
     free(e->journal);
     topomap_i_eval_shares_free(e);
     free(e);
@@ -782,11 +803,78 @@ static int change(topomap_eval *e, int32_t p, int32_t new_p, int32_t q, int32_t 
     return rc;
 }
 
+/* Placing an unplaced process only adds messages: the sums of each, and
+   load on the links of its route, gathered per link. */
+typedef struct {
+    sums s;
+    int32_t longest;
+} placed_sums;
+
+static int place_message(topomap_eval *e, int32_t a, int32_t b, int32_t new_a, int32_t new_b, double w, double c,
+                         void *ctx)
+{
+    (void)a;
+    (void)b;
+    if (new_a < 0 || new_b < 0) return TOPOMAP_OK;
+    placed_sums *ps = ctx;
+    double dist;
+    const int32_t *route;
+    int32_t h, level;
+    int apart;
+    int rc = message_route(e, new_a, new_b, &h, &route, &dist, &level, &apart);
+    if (rc) return rc;
+    entry_sums(&ps->s, w, c, 1, h, dist, apart);
+    if (h > ps->longest) ps->longest = h;
+    return apart ? delta_links(&e->placing, route, h, w) : TOPOMAP_OK;
+}
+
+/* try_move of an unplaced process: the metrics with its messages added,
+   from the loads they add to the links they cross (loads only grow, so the
+   maximum is the larger of the old one and theirs), without the journal,
+   the max tree and the roll-back that a general try makes and undoes.
+   Greedy mappers (PTRAM's Alg. 3.1) try every candidate node so. */
+static int try_place(topomap_eval *e, int32_t p, int32_t pe, topomap_metrics *after)
+{
+    if (!e->placing.where) {
+        int rc = topomap_i_link_deltas_init(&e->placing, e->nlinks);
+        if (rc) return rc;
+    }
+    topomap_i_link_deltas *d = &e->placing;
+    placed_sums ps = {e->s, 0};
+    d->n = 0;
+    int rc = each_moved(e, p, pe, -1, -1, place_message, &ps);
+    double mc = e->nlinks ? e->seg[1] : 0.0, s1 = e->s1, s2 = e->s2;
+    int64_t nz = e->nz;
+    for (int64_t i = 0; i < d->n; i++) {
+        int32_t l = d->links[i];
+        double cap = topomap_machine_link_capacity(e->m, l), c = e->load[l] / cap;
+        if (e->count[l]) {
+            s1 -= c;
+            s2 -= c * c;
+        } else {
+            nz++;
+        }
+        c = (e->load[l] + d->dw[i]) / cap;
+        s1 += c;
+        s2 += c * c;
+        if (c > mc) mc = c;
+        d->where[l] = -1;
+    }
+    if (rc) return rc;
+    int32_t max_dil = e->max_route;
+    while (max_dil > 0 && e->hist[max_dil] == 0) max_dil--;
+    if (ps.longest > max_dil) max_dil = ps.longest;
+    double avg = nz ? s1 / (double)nz : 0.0;
+    finish(&ps.s, max_dil, mc, avg, nz ? s2 / (double)nz - avg * avg : 0.0, nz, e->w, after);
+    return TOPOMAP_OK;
+}
+
 int topomap_eval_try_move(topomap_eval *e, int32_t p, int32_t pe, topomap_metrics *after)
 {
     int rc = check_process(e, p);
     if (!rc) rc = check_pe(e, pe);
     if (rc) return rc;
+    if (e->pe_of[p] < 0 && pe >= 0 && !e->distance_only && after) return try_place(e, p, pe, after);
     return change(e, p, pe, -1, -1, 1, after);
 }
 

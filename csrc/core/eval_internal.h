@@ -4,6 +4,7 @@
 #define TOPOMAP_EVAL_INTERNAL_H
 #include <stdint.h>
 #include "topomap/eval.h"
+#include "eval_deltas.h"
 #include "eval_pairs.h"
 
 typedef struct {
@@ -45,6 +46,7 @@ struct topomap_eval {
     int64_t nz;
     journal_entry *journal;
     int64_t jlen, jcap;
+    topomap_i_link_deltas placing; /* try_place's loads (eval.c); where == NULL until first used */
     /* With shares (eval_shares.c; NULL without): each process's share of J,
        and the gathered messages of one process: other end, its PE and
        place, bytes, 1 if received. */
