@@ -621,6 +621,19 @@ static int is_free(const ptram *s, int32_t p, int32_t j)
                         : s->used[j] + s->size[p] <= s->an->slots[j];
 }
 
+/* Queue network vertex v in the search for p's candidates (once), and take
+   it if it is a free node: the queue's order is the order of visits, so
+   taking them as they are queued gives the first ones visited without
+   expanding the vertices queued before them. */
+static void reach(ptram *s, int32_t p, int32_t v, int32_t stamp, int32_t *tail, int32_t *c)
+{
+    if (s->vstamp[v] == stamp) return;
+    s->vstamp[v] = stamp;
+    s->vqueue[(*tail)++] = v;
+    int32_t j = s->vnode[v];
+    if (j >= 0 && is_free(s, p, j)) s->cand[(*c)++] = j;
+}
+
 /* cand[0..ncand) = the first cand_limit free nodes for the pending unit p
    that a breadth-first search of the network from all its placed
    neighbours' nodes at once reaches (the nodes fewest hops from one of
@@ -628,23 +641,14 @@ static int is_free(const ptram *s, int32_t p, int32_t j)
 static void find_candidates(ptram *s, int32_t p)
 {
     int32_t stamp = ++s->bfs_stamp, head = 0, tail = 0, c = 0, limit = s->cand_limit;
-    for (int64_t t = s->xadj[p]; t < s->xadj[p + 1]; t++) {
+    for (int64_t t = s->xadj[p]; t < s->xadj[p + 1] && c < limit; t++) {
         int32_t j = s->unit_node[s->adj[t]];
-        if (j < 0) continue;
-        int32_t v = s->an->node[j];
-        if (s->vstamp[v] != stamp) {
-            s->vstamp[v] = stamp;
-            s->vqueue[tail++] = v;
-        }
+        if (j >= 0) reach(s, p, s->an->node[j], stamp, &tail, &c);
     }
     while (head < tail && c < limit) {
-        int32_t v = s->vqueue[head++], j = s->vnode[v];
-        if (j >= 0 && is_free(s, p, j)) s->cand[c++] = j;
-        for (int64_t e = s->net.xadj[v]; e < s->net.xadj[v + 1]; e++)
-            if (s->vstamp[s->net.adj[e]] != stamp) {
-                s->vstamp[s->net.adj[e]] = stamp;
-                s->vqueue[tail++] = s->net.adj[e];
-            }
+        int32_t v = s->vqueue[head++];
+        for (int64_t e = s->net.xadj[v]; e < s->net.xadj[v + 1] && c < limit; e++)
+            reach(s, p, s->net.adj[e], stamp, &tail, &c);
     }
     for (int32_t j = 0; j < s->N && !c; j++) /* none reachable: the network is cut; the first free node */
         if (is_free(s, p, j)) s->cand[c++] = j;
