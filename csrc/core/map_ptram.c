@@ -74,6 +74,7 @@
 /* fmax for the finite values here, inlined (fmax is a libm call: 3 % of
    PTRAM's greedy step at 10^6 processes) */
 static inline double larger(double a, double b) { return a > b ? a : b; }
+
 /* Work units (messages re-routed by a try) between two progress checks:
    about 5-10 ms. */
 #define CHECK_EVERY (1 << 15)
@@ -244,14 +245,13 @@ static int place(ptram *s, int32_t u, int32_t j)
     return TOPOMAP_OK;
 }
 
+static int nearer(near_node x, near_node y) { return x.d != y.d ? x.d < y.d : x.j < y.j; }
+
 static int cmp_near(const void *a, const void *b)
 {
     const near_node *x = a, *y = b;
-    if (x->d != y->d) return x->d < y->d ? -1 : 1;
-    return (x->j > y->j) - (x->j < y->j);
+    return nearer(*x, *y) ? -1 : nearer(*y, *x);
 }
-
-static int nearer(near_node x, near_node y) { return x.d != y.d ? x.d < y.d : x.j < y.j; }
 
 /* The kk allocation nodes nearest to n, ties to the lower index: the kk
    best kept in a heap whose root is the farthest of them, O(N log kk)
