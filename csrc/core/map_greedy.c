@@ -153,10 +153,11 @@ typedef struct {
     int32_t hops;
     double load;
     int32_t vertex;
-    int32_t priced; /* candidates seen with `hops` hops */
+    int32_t priced; /* candidates priced at `hops` hops */
 } choice;
 
-/* Offer allocation node j, h route hops from machine node src, to group g. */
+/* Offer allocation node j, h route hops from machine node src (h < 0: it
+   cannot take the group). */
 static void offer(greedy *gr, int32_t src, int32_t j, int32_t h, choice *best)
 {
     if (h < 0 || (best->node >= 0 && h > best->hops)) return;
