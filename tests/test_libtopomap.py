@@ -163,8 +163,9 @@ def greedy_reference(pat: tm.Pattern, alloc: tm.Allocation, seed: int, capacity:
             frontier = nxt
         if best is None:
             hops = [len(m.route(src, nodes[j])) for j in free_list]
+            fewest = min(hops)
             for j, h in zip(free_list, hops):
-                if h == min(hops) and not enough(h):
+                if h == fewest and not enough(h):
                     offer(j, h)
         return best[1]
 

@@ -566,6 +566,19 @@ cleanup:
     return rc;
 }
 
+/* The metrics of sums s with link sums s1, s2 over nz loaded links, maximum
+   congestion mc, and messages up to `longest` hops besides those of the
+   histogram. */
+static void state_metrics(const topomap_eval *e, const sums *s, int32_t longest, double mc, double s1, double s2,
+                          int64_t nz, topomap_metrics *out)
+{
+    int32_t max_dil = e->max_route;
+    while (max_dil > 0 && e->hist[max_dil] == 0) max_dil--;
+    if (longest > max_dil) max_dil = longest;
+    double avg = nz ? s1 / (double)nz : 0.0;
+    finish(s, max_dil, mc, avg, nz ? s2 / (double)nz - avg * avg : 0.0, nz, e->w, out);
+}
+
 void topomap_eval_metrics(const topomap_eval *e, topomap_metrics *out)
 {
     if (e->distance_only) {
@@ -576,11 +589,7 @@ void topomap_eval_metrics(const topomap_eval *e, topomap_metrics *out)
                                  .msgs = e->s.msgs, .cut_msgs = e->s.cut_msgs};
         return;
     }
-    int32_t max_dil = e->max_route;
-    while (max_dil > 0 && e->hist[max_dil] == 0) max_dil--;
-    double avg = e->nz ? e->s1 / (double)e->nz : 0.0;
-    double var = e->nz ? e->s2 / (double)e->nz - avg * avg : 0.0;
-    finish(&e->s, max_dil, e->nlinks ? e->seg[1] : 0.0, avg, var, e->nz, e->w, out);
+    state_metrics(e, &e->s, 0, e->nlinks ? e->seg[1] : 0.0, e->s1, e->s2, e->nz, out);
 }
 
 const int32_t *topomap_eval_mapping(const topomap_eval *e) { return e->pe_of; }
@@ -860,13 +869,8 @@ static int try_place(topomap_eval *e, int32_t p, int32_t pe, topomap_metrics *af
         if (c > mc) mc = c;
         d->where[l] = -1;
     }
-    if (rc) return rc;
-    int32_t max_dil = e->max_route;
-    while (max_dil > 0 && e->hist[max_dil] == 0) max_dil--;
-    if (ps.longest > max_dil) max_dil = ps.longest;
-    double avg = nz ? s1 / (double)nz : 0.0;
-    finish(&ps.s, max_dil, mc, avg, nz ? s2 / (double)nz - avg * avg : 0.0, nz, e->w, after);
-    return TOPOMAP_OK;
+    if (!rc) state_metrics(e, &ps.s, ps.longest, mc, s1, s2, nz, after);
+    return rc;
 }
 
 int topomap_eval_try_move(topomap_eval *e, int32_t p, int32_t pe, topomap_metrics *after)
