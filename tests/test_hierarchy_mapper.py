@@ -260,6 +260,18 @@ def test_valid_under_capacities(levels, seed, capacity, policy, effort):
     assert loads(mp.pe_of).max() <= max(bound, 1)
 
 
+@pytest.mark.parametrize("spec, capacity", [("hierarchy:4:4:16/0:10:100", 1), ("hierarchy:4:4:8/0:10:100", 2)])
+def test_pes_at_distance_zero_are_filled_in_process_order(spec, capacity):
+    """J cannot tell a node's PEs apart when they are at distance 0, so the node is not partitioned."""
+    pat = scrambled(tm.generators.stencil_3d((8, 8, 4), points=7), 2)
+    alloc = tm.machine(spec).allocate(pat.n // capacity)
+    for seed in range(3):
+        pe_of = tm.map(pat, alloc, method="hierarchy", seed=seed, capacity=capacity).pe_of
+        assert loads(pe_of).max() == capacity
+        for node in np.unique(pe_of // 4):
+            assert np.all(np.diff(pe_of[pe_of // 4 == node]) >= 0)
+
+
 def test_deterministic_and_tries_never_worse():
     pat = scrambled(tm.generators.stencil_3d((8, 8, 4), points=7), 5)
     alloc = tm.machine("hierarchy:4:4:8/1:10:100").allocate(128)
