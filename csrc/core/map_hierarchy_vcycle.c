@@ -36,6 +36,7 @@
 #include "topomap/error.h"
 #include "topomap/rng.h"
 #include "map_hierarchy_internal.h"
+#include "prefetch.h"
 
 #define MAX_LEVELS 48
 #define LP_ROUNDS 3
@@ -98,11 +99,14 @@ static double vweight(const topomap_ugraph *g, int32_t v) { return g->vwgt ? g->
 
 /* Size-constrained label propagation inside parts; cmap[v] = compact
    cluster id (in order of first appearance); returns the cluster count.
+   A label's sum is valid while its mark is the current visit's number, so
+   no pass clears the marks.  The visits go in random order, so rows and
+   labels are fetched a few visits ahead (as partition_coarsen.c does).
    Scratch: label, order (n), size, acc (n), mark (n). */
 static int32_t cluster(const topomap_ugraph *g, const int32_t *part, double maxw, topomap_rng *r, int32_t *cmap,
                        int32_t *label, int32_t *order, double *size, double *acc, int32_t *mark)
 {
-    int32_t n = g->n;
+    int32_t n = g->n, visit = -1;
     for (int32_t v = 0; v < n; v++) {
         label[v] = v;
         order[v] = v;
@@ -114,19 +118,30 @@ static int32_t cluster(const topomap_ugraph *g, const int32_t *part, double maxw
     for (int round = 0; round < LP_ROUNDS; round++) {
         int64_t moved = 0;
         for (int32_t i = 0; i < n; i++) {
+            if (++visit == INT32_MAX) {
+                for (int32_t v = 0; v < n; v++) mark[v] = -1;
+                visit = 0;
+            }
+            if (i + AHEAD_OFFSETS < n) PREFETCH(&g->xadj[order[i + AHEAD_OFFSETS]]);
+            if (i + AHEAD_ROW < n) {
+                int32_t w = order[i + AHEAD_ROW];
+                PREFETCH(&g->adjncy[g->xadj[w]]);
+                PREFETCH(&g->adjwgt[g->xadj[w]]);
+                PREFETCH(&part[w]);
+            }
             int32_t v = order[i], own = label[v], best = own;
             double wv = vweight(g, v);
             for (int64_t e = g->xadj[v]; e < g->xadj[v + 1]; e++) {
                 int32_t u = g->adjncy[e];
                 if (part[u] != part[v]) continue;
                 int32_t l = label[u];
-                if (mark[l] != v) {
-                    mark[l] = v;
+                if (mark[l] != visit) {
+                    mark[l] = visit;
                     acc[l] = 0;
                 }
                 acc[l] += g->adjwgt[e];
             }
-            double bw = mark[own] == v ? acc[own] : 0;
+            double bw = mark[own] == visit ? acc[own] : 0;
             for (int64_t e = g->xadj[v]; e < g->xadj[v + 1]; e++) {
                 int32_t u = g->adjncy[e], l = label[u];
                 if (part[u] != part[v] || l == own) continue;
@@ -135,8 +150,6 @@ static int32_t cluster(const topomap_ugraph *g, const int32_t *part, double maxw
                     best = l;
                 }
             }
-            /* the marks of this visit must not survive into the next visit of v */
-            for (int64_t e = g->xadj[v]; e < g->xadj[v + 1]; e++) mark[label[g->adjncy[e]]] = -1;
             if (best != own) {
                 size[own] -= wv;
                 size[best] += wv;

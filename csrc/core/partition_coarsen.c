@@ -24,13 +24,8 @@
 #include <stdlib.h>
 #include "topomap/error.h"
 #include "partition_internal.h"
+#include "prefetch.h"
 
-#if defined(__GNUC__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
-enum { AHEAD_ROW = 8, AHEAD_OFFSETS = 16 }; /* visits ahead: the row needs its offsets first */
 
 int topomap_i_coarsen(const topomap_i_pgraph *g, double max_vw, topomap_i_pctx *c, int32_t *cmap,
                       topomap_i_pgraph *coarse)
