@@ -520,6 +520,7 @@ static int run(const topomap_ugraph *gr, int32_t k, const double *targets, const
     int rc = TOPOMAP_OK;
     topomap_partition_options opt;
     topomap_i_pgraph g = {0};
+    topomap_i_pctx c = {0};
     double *tgt = NULL, *limit = NULL, *pw = NULL;
     if (opt_in) opt = *opt_in;
     else topomap_partition_options_init(&opt);
@@ -540,7 +541,6 @@ static int run(const topomap_ugraph *gr, int32_t k, const double *targets, const
     }
     if ((rc = make_targets(&g, k, targets, opt.hard, tgt))) goto cleanup;
     if (given && (rc = check_parts(n, k, part))) goto cleanup;
-    topomap_i_pctx c = {0};
     topomap_rng_seed(&c.rng, opt.seed);
     c.ntries = opt.ntries;
     c.flows = opt.flows;
@@ -574,6 +574,7 @@ static int run(const topomap_ugraph *gr, int32_t k, const double *targets, const
     if (edge_cut) *edge_cut = topomap_i_cut(&g, part);
     rc = topomap_i_preport(&c, 1);
 cleanup:
+    topomap_i_pctx_free(&c);
     topomap_i_pgraph_free(&g);
     free(tgt);
     free(limit);

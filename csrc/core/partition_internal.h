@@ -23,28 +23,6 @@ void topomap_i_pgraph_free(topomap_i_pgraph *g);
 /* Fill total_w, min_w and max_w from vw. */
 void topomap_i_pgraph_weigh(topomap_i_pgraph *g);
 
-/* One partitioning call. */
-typedef struct {
-    topomap_rng rng;
-    int32_t ntries;
-    int flows;    /* max-flow refinement of every 2-way level (partition_flow.c) */
-    double slack; /* hard mode: room the finest level gets before it is made exact */
-    int (*progress)(void *ctx, double fraction);
-    void *progress_ctx;
-    double fraction;           /* last reported */
-    int64_t work, next_check;  /* cancellation is checked every so much work */
-    /* recursive bisection that drives the fraction: parts finished so far
-       move it from rb_lo to rb_hi */
-    int32_t rb_done, rb_total;
-    double rb_lo, rb_hi;
-} topomap_i_pctx;
-
-/* Count `units` of work; every 2^16 units ask the callback (with the last
-   fraction) whether to go on.  Returns 0 or TOPOMAP_ECANCELED. */
-int topomap_i_ptick(topomap_i_pctx *c, int64_t units);
-/* Report a new fraction (never going backwards) and ask whether to go on. */
-int topomap_i_preport(topomap_i_pctx *c, double fraction);
-
 /* Addressable 4-ary max-heap of ids in [0, cap) keyed by doubles; equal
    keys pop the smaller id first, so the order never depends on history. */
 typedef struct {
@@ -62,6 +40,42 @@ void topomap_i_heap_remove(topomap_i_heap *h, int32_t id);
 /* Remove and return the top id (heap must not be empty). */
 int32_t topomap_i_heap_pop(topomap_i_heap *h);
 static inline int topomap_i_heap_has(const topomap_i_heap *h, int32_t id) { return h->pos[id] >= 0; }
+
+/* FM's arrays, kept from one refinement to the next within a partitioning
+   call: the first (largest) level sizes them, so later levels neither
+   allocate nor touch fresh pages.  moved[v] holds the number of the pass
+   that moved v; passes are numbered across calls. */
+typedef struct {
+    topomap_i_heap h[2];
+    int32_t *moved, *log_v, *log_from;
+    int32_t cap, pass;
+} topomap_i_fmspace;
+
+/* One partitioning call. */
+typedef struct {
+    topomap_rng rng;
+    int32_t ntries;
+    int flows;    /* max-flow refinement of every 2-way level (partition_flow.c) */
+    double slack; /* hard mode: room the finest level gets before it is made exact */
+    int (*progress)(void *ctx, double fraction);
+    void *progress_ctx;
+    double fraction;           /* last reported */
+    int64_t work, next_check;  /* cancellation is checked every so much work */
+    /* recursive bisection that drives the fraction: parts finished so far
+       move it from rb_lo to rb_hi */
+    int32_t rb_done, rb_total;
+    double rb_lo, rb_hi;
+    topomap_i_fmspace fm;
+} topomap_i_pctx;
+
+/* Free what a call context holds (its FM arrays). */
+void topomap_i_pctx_free(topomap_i_pctx *c);
+
+/* Count `units` of work; every 2^16 units ask the callback (with the last
+   fraction) whether to go on.  Returns 0 or TOPOMAP_ECANCELED. */
+int topomap_i_ptick(topomap_i_pctx *c, int64_t units);
+/* Report a new fraction (never going backwards) and ask whether to go on. */
+int topomap_i_preport(topomap_i_pctx *c, double fraction);
 
 /* Balance bounds L_i of one level (see partition.h) for absolute targets
    `tgt`; `cap` (hard mode, finest level only) overrides them. */

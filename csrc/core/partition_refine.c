@@ -241,43 +241,86 @@ static double overload(int32_t k, const double *pw, const double *limit)
     return over;
 }
 
+void topomap_i_pctx_free(topomap_i_pctx *c)
+{
+    topomap_i_fmspace *w = &c->fm;
+    topomap_i_heap_free(&w->h[0]);
+    topomap_i_heap_free(&w->h[1]);
+    free(w->moved);
+    free(w->log_v);
+    free(w->log_from);
+    *w = (topomap_i_fmspace){0};
+}
+
+/* The context's FM arrays, sized for n vertices: empty heaps, and moved[v]
+   below the next pass's number. */
+static int fm_space(topomap_i_pctx *c, int32_t n, topomap_i_fmspace **out)
+{
+    topomap_i_fmspace *w = &c->fm;
+    if (w->cap < n || !w->moved) {
+        topomap_i_pctx_free(c);
+        size_t cap = n > 0 ? (size_t)n : 1;
+        w->moved = malloc(cap * sizeof *w->moved);
+        w->log_v = malloc(cap * sizeof *w->log_v);
+        w->log_from = malloc(cap * sizeof *w->log_from);
+        int rc = TOPOMAP_OK;
+        if (!w->moved || !w->log_v || !w->log_from || (rc = topomap_i_heap_init(&w->h[0], n)) ||
+            (rc = topomap_i_heap_init(&w->h[1], n))) {
+            topomap_i_pctx_free(c);
+            return rc ? rc : topomap_i_fail(TOPOMAP_ENOMEM, "out of memory refining a graph of %d vertices", (int)n);
+        }
+        w->cap = n;
+        w->pass = INT32_MAX; /* the first pass clears moved[] */
+    }
+    topomap_i_heap_clear(&w->h[0]);
+    topomap_i_heap_clear(&w->h[1]);
+    *out = w;
+    return TOPOMAP_OK;
+}
+
+/* Number of a new pass; moved[] is cleared when the numbers run out. */
+static int32_t next_pass(topomap_i_fmspace *w)
+{
+    if (w->pass == INT32_MAX) {
+        for (int32_t v = 0; v < w->cap; v++) w->moved[v] = -1;
+        w->pass = 0;
+        return 0;
+    }
+    return ++w->pass;
+}
+
 /* k-way FM: one heap over all boundary vertices, moves only into parts
    with room under the bound. */
 static int fm_kway(const topomap_i_pgraph *g, int32_t k, const double *limit, int32_t *part, double *pw,
                    topomap_i_pctx *c)
 {
-    int rc = TOPOMAP_OK;
     int32_t n = g->n;
     scan s = {0};
-    topomap_i_heap h = {0};
-    int32_t *moved = malloc((size_t)n * sizeof *moved);
-    int32_t *log_v = malloc((size_t)n * sizeof *log_v);
-    int32_t *log_from = malloc((size_t)n * sizeof *log_from);
-    if (!moved || !log_v || !log_from) {
-        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory refining a graph of %d vertices", (int)n);
-        goto cleanup;
-    }
-    if ((rc = scan_init(&s, k)) || (rc = topomap_i_heap_init(&h, n))) goto cleanup;
-    for (int32_t v = 0; v < n; v++) moved[v] = -1;
+    topomap_i_fmspace *w;
+    int rc = fm_space(c, n, &w);
+    if (rc || (rc = scan_init(&s, k))) goto cleanup;
+    topomap_i_heap *h = &w->h[0];
+    int32_t *moved = w->moved, *log_v = w->log_v, *log_from = w->log_from;
     int32_t stall_limit = stall_limit_of(n);
-    for (int32_t pass = 0; pass < FM_MAX_PASSES; pass++) {
-        topomap_i_heap_clear(&h);
+    for (int32_t iter = 0; iter < FM_MAX_PASSES; iter++) {
+        int32_t pass = next_pass(w);
+        topomap_i_heap_clear(h);
         for (int32_t v = 0; v < n; v++) {
             if (!is_boundary(g, part, v)) continue;
             double gain;
-            if (best_move(&s, g, part, pw, limit, v, -1, &gain) >= 0) topomap_i_heap_set(&h, v, gain);
+            if (best_move(&s, g, part, pw, limit, v, -1, &gain) >= 0) topomap_i_heap_set(h, v, gain);
         }
         if ((rc = topomap_i_ptick(c, n + g->xadj[n]))) goto cleanup;
         double cur = 0, best = 0;
         int32_t len = 0, best_len = 0, stall = 0;
-        while (h.size > 0) {
-            double key = h.key[h.heap[0]];
-            int32_t v = topomap_i_heap_pop(&h);
+        while (h->size > 0) {
+            double key = h->key[h->heap[0]];
+            int32_t v = topomap_i_heap_pop(h);
             double gain;
             int32_t b = best_move(&s, g, part, pw, limit, v, -1, &gain);
             if (b < 0) continue;
-            if (gain < key && h.size > 0 && gain < h.key[h.heap[0]]) {
-                topomap_i_heap_set(&h, v, gain);
+            if (gain < key && h->size > 0 && gain < h->key[h->heap[0]]) {
+                topomap_i_heap_set(h, v, gain);
                 continue;
             }
             log_v[len] = v;
@@ -296,8 +339,8 @@ static int fm_kway(const topomap_i_pgraph *g, int32_t k, const double *limit, in
                 int32_t u = g->adj[e];
                 if (moved[u] == pass) continue;
                 int32_t t = best_move(&s, g, part, pw, limit, u, -1, &gain);
-                if (t >= 0) topomap_i_heap_set(&h, u, gain);
-                else topomap_i_heap_remove(&h, u);
+                if (t >= 0) topomap_i_heap_set(h, u, gain);
+                else topomap_i_heap_remove(h, u);
             }
             if ((rc = topomap_i_ptick(c, 1 + g->xadj[v + 1] - g->xadj[v]))) goto cleanup;
         }
@@ -309,10 +352,6 @@ static int fm_kway(const topomap_i_pgraph *g, int32_t k, const double *limit, in
     }
 cleanup:
     scan_free(&s);
-    topomap_i_heap_free(&h);
-    free(moved);
-    free(log_v);
-    free(log_from);
     return rc;
 }
 
@@ -324,20 +363,16 @@ cleanup:
    no room at all (16 + 16 of 32 vertices) can still exchange vertices. */
 static int fm_2way(const topomap_i_pgraph *g, const double *limit, int32_t *part, double *pw, topomap_i_pctx *c)
 {
-    int rc = TOPOMAP_OK;
     int32_t n = g->n;
-    topomap_i_heap h[2] = {{0}, {0}};
-    int32_t *moved = malloc((size_t)n * sizeof *moved);
-    int32_t *log_v = malloc((size_t)n * sizeof *log_v);
-    if (!moved || !log_v) {
-        rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory refining a graph of %d vertices", (int)n);
-        goto cleanup;
-    }
-    if ((rc = topomap_i_heap_init(&h[0], n)) || (rc = topomap_i_heap_init(&h[1], n))) goto cleanup;
-    for (int32_t v = 0; v < n; v++) moved[v] = -1;
+    topomap_i_fmspace *w;
+    int rc = fm_space(c, n, &w);
+    if (rc) return rc;
+    topomap_i_heap *h = w->h;
+    int32_t *moved = w->moved, *log_v = w->log_v;
     int32_t stall_limit = stall_limit_of(n);
     double wtol = 1e-12 * (g->total_w + 1);
-    for (int32_t pass = 0; pass < FM_MAX_PASSES; pass++) {
+    for (int32_t iter = 0; iter < FM_MAX_PASSES; iter++) {
+        int32_t pass = next_pass(w);
         topomap_i_heap_clear(&h[0]);
         topomap_i_heap_clear(&h[1]);
         for (int32_t v = 0; v < n; v++)
@@ -347,7 +382,7 @@ static int fm_2way(const topomap_i_pgraph *g, const double *limit, int32_t *part
                     gain += part[g->adj[e]] != part[v] ? g->ew[e] : -g->ew[e];
                 topomap_i_heap_set(&h[part[v]], v, gain);
             }
-        if ((rc = topomap_i_ptick(c, n + g->xadj[n]))) goto cleanup;
+        if ((rc = topomap_i_ptick(c, n + g->xadj[n]))) return rc;
         double cur = 0, best = 0, over = overload(2, pw, limit), best_over = over;
         int32_t len = 0, best_len = 0, stall = 0;
         for (;;) {
@@ -389,7 +424,7 @@ static int fm_2way(const topomap_i_pgraph *g, const double *limit, int32_t *part
                     topomap_i_heap_set(&h[su], u, gu);
                 }
             }
-            if ((rc = topomap_i_ptick(c, 1 + g->xadj[v + 1] - g->xadj[v]))) goto cleanup;
+            if ((rc = topomap_i_ptick(c, 1 + g->xadj[v + 1] - g->xadj[v]))) return rc;
         }
         while (len > best_len) {
             int32_t v = log_v[--len];
@@ -397,12 +432,7 @@ static int fm_2way(const topomap_i_pgraph *g, const double *limit, int32_t *part
         }
         if (best_len == 0) break;
     }
-cleanup:
-    topomap_i_heap_free(&h[0]);
-    topomap_i_heap_free(&h[1]);
-    free(moved);
-    free(log_v);
-    return rc;
+    return TOPOMAP_OK;
 }
 
 int topomap_i_fm(const topomap_i_pgraph *g, int32_t k, const double *limit, int32_t *part, double *pw,
