@@ -36,6 +36,7 @@
 #include "topomap/error.h"
 #include "topomap/rng.h"
 #include "map_hierarchy_internal.h"
+#include "partition_internal.h"
 #include "prefetch.h"
 
 #define MAX_LEVELS 48
@@ -311,7 +312,7 @@ int topomap_i_vcycles(const topomap_ugraph *g, int32_t k, const double *caps, in
     }
     topomap_rng r;
     topomap_rng_seed(&r, seed);
-    if ((rc = topomap_partition_stats(g, k, part, NULL, &before))) goto cleanup;
+    if ((rc = topomap_i_partition_stats(g, k, part, NULL, &before))) goto cleanup;
     for (int32_t c = 0; c < cycles; c++) {
         memcpy(backup, part, (size_t)n * sizeof *part);
         topomap_i_hspan s = topomap_i_hspan_sub(span, (double)c / cycles, (double)(c + 1) / cycles);
@@ -322,7 +323,7 @@ int topomap_i_vcycles(const topomap_ugraph *g, int32_t k, const double *caps, in
             break;
         }
         if (rc) goto cleanup;
-        if ((rc = topomap_partition_stats(g, k, part, NULL, &after))) goto cleanup;
+        if ((rc = topomap_i_partition_stats(g, k, part, NULL, &after))) goto cleanup;
         if (!(after < before)) {
             memcpy(part, backup, (size_t)n * sizeof *part);
             break;

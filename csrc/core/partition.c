@@ -595,19 +595,24 @@ int topomap_partition_refine(const topomap_ugraph *g, int32_t k, const double *t
     return run(g, k, targets, opt, part, 1, part_weights, edge_cut);
 }
 
+int topomap_i_partition_stats(const topomap_ugraph *gr, int32_t k, const int32_t *part, double *part_weights,
+                              double *edge_cut)
+{
+    topomap_i_pgraph g = {0};
+    int rc = make_view(gr, &g);
+    if (rc) return rc;
+    if (part_weights) topomap_i_part_weights(&g, k, part, part_weights);
+    if (edge_cut) *edge_cut = topomap_i_cut(&g, part);
+    topomap_i_pgraph_free(&g);
+    return TOPOMAP_OK;
+}
+
 int topomap_partition_stats(const topomap_ugraph *gr, int32_t k, const int32_t *part, double *part_weights,
                             double *edge_cut)
 {
     if (k < 1) return topomap_i_fail(TOPOMAP_EINVAL, "the number of parts must be >= 1, got %d", (int)k);
-    topomap_i_pgraph g = {0};
-    double *pw = malloc((size_t)k * sizeof *pw);
-    int rc = pw ? topomap_ugraph_validate(gr) : topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for %d parts", (int)k);
-    if (rc || (rc = check_parts(gr->n, k, part)) || (rc = make_view(gr, &g))) goto cleanup;
-    topomap_i_part_weights(&g, k, part, pw);
-    if (part_weights) memcpy(part_weights, pw, (size_t)k * sizeof *pw);
-    if (edge_cut) *edge_cut = topomap_i_cut(&g, part);
-cleanup:
-    topomap_i_pgraph_free(&g);
-    free(pw);
+    int rc = topomap_ugraph_validate(gr);
+    if (!rc) rc = check_parts(gr->n, k, part);
+    if (!rc) rc = topomap_i_partition_stats(gr, k, part, part_weights, edge_cut);
     return rc;
 }

@@ -198,7 +198,8 @@ int topomap_i_recursive_bisection(const topomap_i_pgraph *g, int32_t k, const do
         int fits;
         if ((rc = topomap_i_multilevel(g, 2, bt, NULL, eps, 0, 0, c, sub_part, &fits))) goto cleanup;
         topomap_i_part_weights(g, 2, sub_part, pw);
-        double over = fmax(0, fmax(pw[0] - lim[0], pw[1] - lim[1])), cut = topomap_i_cut(g, sub_part);
+        double over = fmax(0, fmax(pw[0] - lim[0], pw[1] - lim[1]));
+        double cut = c->ntries > 1 ? topomap_i_cut(g, sub_part) : 0; /* one try: nothing to compare */
         if (t == 0 || over < best_over || (over == best_over && cut < best_cut)) {
             best_over = over;
             best_cut = cut;

@@ -77,6 +77,10 @@ int topomap_i_ptick(topomap_i_pctx *c, int64_t units);
 /* Report a new fraction (never going backwards) and ask whether to go on. */
 int topomap_i_preport(topomap_i_pctx *c, double fraction);
 
+/* topomap_partition_stats of a graph and parts known to be valid. */
+int topomap_i_partition_stats(const topomap_ugraph *gr, int32_t k, const int32_t *part, double *part_weights,
+                              double *edge_cut);
+
 /* Balance bounds L_i of one level (see partition.h) for absolute targets
    `tgt`; `cap` (hard mode, finest level only) overrides them. */
 void topomap_i_limits(const topomap_i_pgraph *g, int32_t k, const double *tgt, const double *cap,
