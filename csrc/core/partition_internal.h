@@ -43,11 +43,12 @@ static inline int topomap_i_heap_has(const topomap_i_heap *h, int32_t id) { retu
 
 /* FM's arrays, kept from one refinement to the next within a partitioning
    call: the first (largest) level sizes them, so later levels neither
-   allocate nor touch fresh pages.  moved[v] holds the number of the pass
-   that moved v; passes are numbered across calls. */
+   allocate nor touch fresh pages.  moved[v] and seen[v] hold the number of
+   the pass that moved v or listed it as a candidate; passes are numbered
+   across calls. */
 typedef struct {
     topomap_i_heap h[2];
-    int32_t *moved, *log_v, *log_from;
+    int32_t *moved, *log_v, *log_from, *cand, *seen;
     int32_t cap, pass;
 } topomap_i_fmspace;
 

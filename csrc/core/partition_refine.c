@@ -249,6 +249,8 @@ void topomap_i_pctx_free(topomap_i_pctx *c)
     free(w->moved);
     free(w->log_v);
     free(w->log_from);
+    free(w->cand);
+    free(w->seen);
     *w = (topomap_i_fmspace){0};
 }
 
@@ -263,14 +265,16 @@ static int fm_space(topomap_i_pctx *c, int32_t n, topomap_i_fmspace **out)
         w->moved = malloc(cap * sizeof *w->moved);
         w->log_v = malloc(cap * sizeof *w->log_v);
         w->log_from = malloc(cap * sizeof *w->log_from);
+        w->cand = malloc(cap * sizeof *w->cand);
+        w->seen = malloc(cap * sizeof *w->seen);
         int rc = TOPOMAP_OK;
-        if (!w->moved || !w->log_v || !w->log_from || (rc = topomap_i_heap_init(&w->h[0], n)) ||
+        if (!w->moved || !w->log_v || !w->log_from || !w->cand || !w->seen || (rc = topomap_i_heap_init(&w->h[0], n)) ||
             (rc = topomap_i_heap_init(&w->h[1], n))) {
             topomap_i_pctx_free(c);
             return rc ? rc : topomap_i_fail(TOPOMAP_ENOMEM, "out of memory refining a graph of %d vertices", (int)n);
         }
         w->cap = n;
-        w->pass = INT32_MAX; /* the first pass clears moved[] */
+        w->pass = INT32_MAX; /* the first pass clears moved[] and seen[] */
     }
     topomap_i_heap_clear(&w->h[0]);
     topomap_i_heap_clear(&w->h[1]);
@@ -278,11 +282,12 @@ static int fm_space(topomap_i_pctx *c, int32_t n, topomap_i_fmspace **out)
     return TOPOMAP_OK;
 }
 
-/* Number of a new pass; moved[] is cleared when the numbers run out. */
+/* Number of a new pass; moved[] and seen[] are cleared when the numbers
+   run out. */
 static int32_t next_pass(topomap_i_fmspace *w)
 {
     if (w->pass == INT32_MAX) {
-        for (int32_t v = 0; v < w->cap; v++) w->moved[v] = -1;
+        for (int32_t v = 0; v < w->cap; v++) w->moved[v] = w->seen[v] = -1;
         w->pass = 0;
         return 0;
     }
@@ -355,6 +360,15 @@ cleanup:
     return rc;
 }
 
+/* Append u to the candidates unless this pass listed it already. */
+static int32_t add_candidate(int32_t *cand, int32_t *seen, int32_t ncand, int32_t pass, int32_t u)
+{
+    if (seen[u] == pass) return ncand;
+    seen[u] = pass;
+    cand[ncand] = u;
+    return ncand + 1;
+}
+
 /* Two-way FM with the balance rule of the 1982 paper: a move may take the
    receiving side up to one largest vertex weight above its bound; the side
    to move from is the overloaded one if there is one, else the one whose
@@ -368,21 +382,26 @@ static int fm_2way(const topomap_i_pgraph *g, const double *limit, int32_t *part
     int rc = fm_space(c, n, &w);
     if (rc) return rc;
     topomap_i_heap *h = w->h;
-    int32_t *moved = w->moved, *log_v = w->log_v;
-    int32_t stall_limit = stall_limit_of(n);
+    int32_t *moved = w->moved, *log_v = w->log_v, *cand = w->cand, *seen = w->seen;
+    int32_t stall_limit = stall_limit_of(n), ncand = n;
     double wtol = 1e-12 * (g->total_w + 1);
     for (int32_t iter = 0; iter < FM_MAX_PASSES; iter++) {
-        int32_t pass = next_pass(w);
+        int32_t pass = next_pass(w), nb = 0;
         topomap_i_heap_clear(&h[0]);
         topomap_i_heap_clear(&h[1]);
-        for (int32_t v = 0; v < n; v++)
-            if (is_boundary(g, part, v)) {
-                double gain = 0;
-                for (int64_t e = g->xadj[v]; e < g->xadj[v + 1]; e++)
-                    gain += part[g->adj[e]] != part[v] ? g->ew[e] : -g->ew[e];
-                topomap_i_heap_set(&h[part[v]], v, gain);
-            }
-        if ((rc = topomap_i_ptick(c, n + g->xadj[n]))) return rc;
+        /* the first pass looks at every vertex; later ones at the last
+           boundary and the kept moves' closed neighbourhoods, outside which
+           no vertex changed its boundary status */
+        for (int32_t i = 0; i < ncand; i++) {
+            int32_t v = iter ? cand[i] : i;
+            if (!is_boundary(g, part, v)) continue;
+            double gain = 0;
+            for (int64_t e = g->xadj[v]; e < g->xadj[v + 1]; e++)
+                gain += part[g->adj[e]] != part[v] ? g->ew[e] : -g->ew[e];
+            topomap_i_heap_set(&h[part[v]], v, gain);
+            cand[nb++] = v;
+        }
+        if ((rc = topomap_i_ptick(c, iter ? ncand : n + g->xadj[n]))) return rc;
         double cur = 0, best = 0, over = overload(2, pw, limit), best_over = over;
         int32_t len = 0, best_len = 0, stall = 0;
         for (;;) {
@@ -431,6 +450,14 @@ static int fm_2way(const topomap_i_pgraph *g, const double *limit, int32_t *part
             move(g, part, pw, v, 1 - part[v]);
         }
         if (best_len == 0) break;
+        for (int32_t i = 0; i < nb; i++) seen[cand[i]] = pass;
+        ncand = nb;
+        for (int32_t i = 0; i < best_len; i++) {
+            int32_t v = log_v[i];
+            ncand = add_candidate(cand, seen, ncand, pass, v);
+            for (int64_t e = g->xadj[v]; e < g->xadj[v + 1]; e++)
+                ncand = add_candidate(cand, seen, ncand, pass, g->adj[e]);
+        }
     }
     return TOPOMAP_OK;
 }
