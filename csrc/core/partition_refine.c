@@ -294,6 +294,32 @@ static int32_t next_pass(topomap_i_fmspace *w)
     return ++w->pass;
 }
 
+/* Append u to the candidates unless this pass listed it already. */
+static int32_t add_candidate(topomap_i_fmspace *w, int32_t ncand, int32_t pass, int32_t u)
+{
+    if (w->seen[u] == pass) return ncand;
+    w->seen[u] = pass;
+    w->cand[ncand] = u;
+    return ncand + 1;
+}
+
+/* The vertices the next pass must look at: the nb boundary vertices at the
+   start of this pass (cand[0..nb)) and the closed neighbourhoods of its
+   `kept` moves (log_v[0..kept)); no other vertex changed its boundary
+   status.  Returns their count, cand[] holding them. */
+static int32_t next_candidates(const topomap_i_pgraph *g, topomap_i_fmspace *w, int32_t nb, int32_t kept,
+                               int32_t pass)
+{
+    for (int32_t i = 0; i < nb; i++) w->seen[w->cand[i]] = pass;
+    int32_t ncand = nb;
+    for (int32_t i = 0; i < kept; i++) {
+        int32_t v = w->log_v[i];
+        ncand = add_candidate(w, ncand, pass, v);
+        for (int64_t e = g->xadj[v]; e < g->xadj[v + 1]; e++) ncand = add_candidate(w, ncand, pass, g->adj[e]);
+    }
+    return ncand;
+}
+
 /* k-way FM: one heap over all boundary vertices, moves only into parts
    with room under the bound. */
 static int fm_kway(const topomap_i_pgraph *g, int32_t k, const double *limit, int32_t *part, double *pw,
@@ -305,17 +331,19 @@ static int fm_kway(const topomap_i_pgraph *g, int32_t k, const double *limit, in
     int rc = fm_space(c, n, &w);
     if (rc || (rc = scan_init(&s, k))) goto cleanup;
     topomap_i_heap *h = &w->h[0];
-    int32_t *moved = w->moved, *log_v = w->log_v, *log_from = w->log_from;
-    int32_t stall_limit = stall_limit_of(n);
+    int32_t *moved = w->moved, *log_v = w->log_v, *log_from = w->log_from, *cand = w->cand;
+    int32_t stall_limit = stall_limit_of(n), ncand = n;
     for (int32_t iter = 0; iter < FM_MAX_PASSES; iter++) {
-        int32_t pass = next_pass(w);
+        int32_t pass = next_pass(w), nb = 0;
         topomap_i_heap_clear(h);
-        for (int32_t v = 0; v < n; v++) {
+        for (int32_t i = 0; i < ncand; i++) { /* as in fm_2way */
+            int32_t v = iter ? cand[i] : i;
             if (!is_boundary(g, part, v)) continue;
+            cand[nb++] = v;
             double gain;
             if (best_move(&s, g, part, pw, limit, v, -1, &gain) >= 0) topomap_i_heap_set(h, v, gain);
         }
-        if ((rc = topomap_i_ptick(c, n + g->xadj[n]))) goto cleanup;
+        if ((rc = topomap_i_ptick(c, iter ? ncand : n + g->xadj[n]))) goto cleanup;
         double cur = 0, best = 0;
         int32_t len = 0, best_len = 0, stall = 0;
         while (h->size > 0) {
@@ -354,19 +382,11 @@ static int fm_kway(const topomap_i_pgraph *g, int32_t k, const double *limit, in
             move(g, part, pw, log_v[len], log_from[len]);
         }
         if (best_len == 0) break;
+        ncand = next_candidates(g, w, nb, best_len, pass);
     }
 cleanup:
     scan_free(&s);
     return rc;
-}
-
-/* Append u to the candidates unless this pass listed it already. */
-static int32_t add_candidate(int32_t *cand, int32_t *seen, int32_t ncand, int32_t pass, int32_t u)
-{
-    if (seen[u] == pass) return ncand;
-    seen[u] = pass;
-    cand[ncand] = u;
-    return ncand + 1;
 }
 
 /* Two-way FM with the balance rule of the 1982 paper: a move may take the
@@ -382,7 +402,7 @@ static int fm_2way(const topomap_i_pgraph *g, const double *limit, int32_t *part
     int rc = fm_space(c, n, &w);
     if (rc) return rc;
     topomap_i_heap *h = w->h;
-    int32_t *moved = w->moved, *log_v = w->log_v, *cand = w->cand, *seen = w->seen;
+    int32_t *moved = w->moved, *log_v = w->log_v, *cand = w->cand;
     int32_t stall_limit = stall_limit_of(n), ncand = n;
     double wtol = 1e-12 * (g->total_w + 1);
     for (int32_t iter = 0; iter < FM_MAX_PASSES; iter++) {
@@ -450,14 +470,7 @@ static int fm_2way(const topomap_i_pgraph *g, const double *limit, int32_t *part
             move(g, part, pw, v, 1 - part[v]);
         }
         if (best_len == 0) break;
-        for (int32_t i = 0; i < nb; i++) seen[cand[i]] = pass;
-        ncand = nb;
-        for (int32_t i = 0; i < best_len; i++) {
-            int32_t v = log_v[i];
-            ncand = add_candidate(cand, seen, ncand, pass, v);
-            for (int64_t e = g->xadj[v]; e < g->xadj[v + 1]; e++)
-                ncand = add_candidate(cand, seen, ncand, pass, g->adj[e]);
-        }
+        ncand = next_candidates(g, w, nb, best_len, pass);
     }
     return TOPOMAP_OK;
 }
