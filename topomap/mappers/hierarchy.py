@@ -90,7 +90,7 @@ def hierarchy(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: 
         ``eco`` makes one multilevel run per split and one V-cycle (10^6
         processes on a fat tree: 29 s instead of 65 s of CPU, hop-bytes
         +0.8 %; on a 2 GHz Zen 1 EPYC the 100^3 stencil onto
-        ``fattree:k=40,levels=3/16`` takes 38 s); ``strong`` does not
+        ``fattree:k=40,levels=3/16`` takes 28-31 s); ``strong`` does not
         scale down.
     tries : int
         Complete runs with seeds derived from ``seed``; the lowest J wins.
