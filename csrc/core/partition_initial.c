@@ -72,7 +72,7 @@ int topomap_i_grow_bisection(const topomap_i_pgraph *g, const double tgt[2], dou
                 int32_t u = g->adj[e];
                 if (trial[u] == 0 || skip[u]) continue;
                 if (topomap_i_heap_has(&h, u)) {
-                    topomap_i_heap_set(&h, u, h.key[u] + 2 * g->ew[e]);
+                    topomap_i_heap_set(&h, u, topomap_i_heap_key(&h, u) + 2 * g->ew[e]);
                 } else {
                     double key = 0;
                     for (int64_t f = g->xadj[u]; f < g->xadj[u + 1]; f++)

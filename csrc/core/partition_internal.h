@@ -24,10 +24,17 @@ void topomap_i_pgraph_free(topomap_i_pgraph *g);
 void topomap_i_pgraph_weigh(topomap_i_pgraph *g);
 
 /* Addressable 4-ary max-heap of ids in [0, cap) keyed by doubles; equal
-   keys pop the smaller id first, so the order never depends on history. */
+   keys pop the smaller id first, so the order never depends on history.
+   Each slot holds its key beside its id, so a sift compares slots without
+   a load from elsewhere per child. */
 typedef struct {
-    int32_t *heap, *pos;
-    double *key;
+    double key;
+    int32_t id;
+} topomap_i_slot;
+
+typedef struct {
+    topomap_i_slot *slot;
+    int32_t *pos;
     int32_t size, cap;
 } topomap_i_heap;
 
@@ -39,6 +46,10 @@ void topomap_i_heap_set(topomap_i_heap *h, int32_t id, double key);
 void topomap_i_heap_remove(topomap_i_heap *h, int32_t id);
 /* Remove and return the top id (heap must not be empty). */
 int32_t topomap_i_heap_pop(topomap_i_heap *h);
+/* The top id's key (heap must not be empty); the key of an id in the heap. */
+static inline double topomap_i_heap_top_key(const topomap_i_heap *h) { return h->slot[0].key; }
+static inline double topomap_i_heap_key(const topomap_i_heap *h, int32_t id) { return h->slot[h->pos[id]].key; }
+static inline int32_t topomap_i_heap_top(const topomap_i_heap *h) { return h->slot[0].id; }
 static inline int topomap_i_heap_has(const topomap_i_heap *h, int32_t id) { return h->pos[id] >= 0; }
 
 /* FM's arrays, kept from one refinement to the next within a partitioning

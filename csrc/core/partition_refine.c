@@ -191,16 +191,16 @@ int topomap_i_balance(const topomap_i_pgraph *g, int32_t k, const double *limit,
         for (int32_t v = 0; v < g->n; v++) {
             if (fits(pw[part[v]], 0, limit[part[v]])) continue;
             double gain;
-            if (best_move(&s, g, part, pw, limit, v, room.heap[0], &gain) >= 0) topomap_i_heap_set(&cand, v, gain);
+            if (best_move(&s, g, part, pw, limit, v, topomap_i_heap_top(&room), &gain) >= 0) topomap_i_heap_set(&cand, v, gain);
         }
         while (cand.size > 0) {
-            double key = cand.key[cand.heap[0]];
+            double key = topomap_i_heap_top_key(&cand);
             int32_t v = topomap_i_heap_pop(&cand), a = part[v];
             if (fits(pw[a], 0, limit[a])) continue;
             double gain;
-            int32_t b = best_move(&s, g, part, pw, limit, v, room.heap[0], &gain);
+            int32_t b = best_move(&s, g, part, pw, limit, v, topomap_i_heap_top(&room), &gain);
             if (b < 0) continue;
-            if (gain < key && cand.size > 0 && gain < cand.key[cand.heap[0]]) {
+            if (gain < key && cand.size > 0 && gain < topomap_i_heap_top_key(&cand)) {
                 topomap_i_heap_set(&cand, v, gain);
                 continue;
             }
@@ -211,7 +211,7 @@ int topomap_i_balance(const topomap_i_pgraph *g, int32_t k, const double *limit,
             for (int64_t e = g->xadj[v]; e < g->xadj[v + 1]; e++) {
                 int32_t u = g->adj[e];
                 if (fits(pw[part[u]], 0, limit[part[u]])) continue;
-                int32_t t = best_move(&s, g, part, pw, limit, u, room.heap[0], &gain);
+                int32_t t = best_move(&s, g, part, pw, limit, u, topomap_i_heap_top(&room), &gain);
                 if (t >= 0) topomap_i_heap_set(&cand, u, gain);
                 else topomap_i_heap_remove(&cand, u);
             }
@@ -347,12 +347,12 @@ static int fm_kway(const topomap_i_pgraph *g, int32_t k, const double *limit, in
         double cur = 0, best = 0;
         int32_t len = 0, best_len = 0, stall = 0;
         while (h->size > 0) {
-            double key = h->key[h->heap[0]];
+            double key = topomap_i_heap_top_key(h);
             int32_t v = topomap_i_heap_pop(h);
             double gain;
             int32_t b = best_move(&s, g, part, pw, limit, v, -1, &gain);
             if (b < 0) continue;
-            if (gain < key && h->size > 0 && gain < h->key[h->heap[0]]) {
+            if (gain < key && h->size > 0 && gain < topomap_i_heap_top_key(h)) {
                 topomap_i_heap_set(h, v, gain);
                 continue;
             }
@@ -429,11 +429,11 @@ static int fm_2way(const topomap_i_pgraph *g, const double *limit, int32_t *part
             if (over0 != over1) s = over0 ? 0 : 1;
             else if (h[0].size == 0 || h[1].size == 0) s = h[0].size ? 0 : 1;
             else {
-                double g0 = h[0].key[h[0].heap[0]], g1 = h[1].key[h[1].heap[0]];
+                double g0 = topomap_i_heap_top_key(&h[0]), g1 = topomap_i_heap_top_key(&h[1]);
                 s = g0 > g1 ? 0 : g1 > g0 ? 1 : pw[0] - limit[0] >= pw[1] - limit[1] ? 0 : 1;
             }
             if (h[s].size == 0) break;
-            double gain = h[s].key[h[s].heap[0]];
+            double gain = topomap_i_heap_top_key(&h[s]);
             int32_t v = topomap_i_heap_pop(&h[s]), d = 1 - s;
             moved[v] = pass;
             if (!fits(pw[d], g->vw[v], limit[d] + g->max_w)) continue;
@@ -455,7 +455,7 @@ static int fm_2way(const topomap_i_pgraph *g, const double *limit, int32_t *part
                 int32_t u = g->adj[e], su = part[u];
                 if (moved[u] == pass) continue;
                 if (topomap_i_heap_has(&h[su], u)) {
-                    topomap_i_heap_set(&h[su], u, h[su].key[u] + (su == d ? -2 : 2) * g->ew[e]);
+                    topomap_i_heap_set(&h[su], u, topomap_i_heap_key(&h[su], u) + (su == d ? -2 : 2) * g->ew[e]);
                 } else {
                     double gu = 0;
                     for (int64_t f = g->xadj[u]; f < g->xadj[u + 1]; f++)
