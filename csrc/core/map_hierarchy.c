@@ -41,7 +41,7 @@
      random 6-8 process cases.  A part above its capacity (rounding) is made
      exact by topomap_partition_refine.
    - A group whose PEs are all at distance 0 (a node whose cores the
-     machine does not tell apart, as a fat tree's or a torus's) is not
+     machine does not tell apart, as on a fat tree) is not
      partitioned: every split of it gives the same J, so its processes fill
      its PEs in order.  On the 100^3 stencil onto fattree:k=40,levels=3/16
      the 62,500 node splits took 6.6 of 38 s of CPU.

@@ -60,8 +60,9 @@
    Complexity, n vertices and m edges: a coarsening level O(n + m), levels
    about log2(n / 30 k); a bisection O(ntries (n + m)) (its own coarsening,
    growths on <= 30 vertices, FM passes of O(m + b log n) for b boundary
-   vertices, at most 10 per level), so recursive bisection into k parts
-   O(ntries (n + m) log k) -- and the k-way initial partition the same on
+   vertices, at most 10 per level, the later ones over the last boundary
+   and the kept moves' neighbourhoods only), so recursive bisection into
+   k parts O(ntries (n + m) log k) -- and the k-way initial partition the same on
    the coarsest graph, which is the whole graph when k > n / 30 (nodes of
    16 processes); the finest level adds 2 x 2 passes (ntries > 1) or 2 of balancing
    (partition_paths.c: O(n + m) per round, at most 8) and k-way FM. */
