@@ -191,7 +191,8 @@ int topomap_i_balance(const topomap_i_pgraph *g, int32_t k, const double *limit,
         for (int32_t v = 0; v < g->n; v++) {
             if (fits(pw[part[v]], 0, limit[part[v]])) continue;
             double gain;
-            if (best_move(&s, g, part, pw, limit, v, topomap_i_heap_top(&room), &gain) >= 0) topomap_i_heap_set(&cand, v, gain);
+            if (best_move(&s, g, part, pw, limit, v, topomap_i_heap_top(&room), &gain) >= 0)
+                topomap_i_heap_set(&cand, v, gain);
         }
         while (cand.size > 0) {
             double key = topomap_i_heap_top_key(&cand);
@@ -254,8 +255,8 @@ void topomap_i_pctx_free(topomap_i_pctx *c)
     *w = (topomap_i_fmspace){0};
 }
 
-/* The context's FM arrays, sized for n vertices: empty heaps, and moved[v]
-   below the next pass's number. */
+/* The context's FM arrays, sized for n vertices, moved[v] and seen[v]
+   below the next pass's number (each pass clears the heaps itself). */
 static int fm_space(topomap_i_pctx *c, int32_t n, topomap_i_fmspace **out)
 {
     topomap_i_fmspace *w = &c->fm;
@@ -276,8 +277,6 @@ static int fm_space(topomap_i_pctx *c, int32_t n, topomap_i_fmspace **out)
         w->cap = n;
         w->pass = INT32_MAX; /* the first pass clears moved[] and seen[] */
     }
-    topomap_i_heap_clear(&w->h[0]);
-    topomap_i_heap_clear(&w->h[1]);
     *out = w;
     return TOPOMAP_OK;
 }
@@ -336,7 +335,7 @@ static int fm_kway(const topomap_i_pgraph *g, int32_t k, const double *limit, in
     for (int32_t iter = 0; iter < FM_MAX_PASSES; iter++) {
         int32_t pass = next_pass(w), nb = 0;
         topomap_i_heap_clear(h);
-        for (int32_t i = 0; i < ncand; i++) { /* as in fm_2way */
+        for (int32_t i = 0; i < ncand; i++) { /* every vertex, then next_candidates' */
             int32_t v = iter ? cand[i] : i;
             if (!is_boundary(g, part, v)) continue;
             cand[nb++] = v;
@@ -409,10 +408,7 @@ static int fm_2way(const topomap_i_pgraph *g, const double *limit, int32_t *part
         int32_t pass = next_pass(w), nb = 0;
         topomap_i_heap_clear(&h[0]);
         topomap_i_heap_clear(&h[1]);
-        /* the first pass looks at every vertex; later ones at the last
-           boundary and the kept moves' closed neighbourhoods, outside which
-           no vertex changed its boundary status */
-        for (int32_t i = 0; i < ncand; i++) {
+        for (int32_t i = 0; i < ncand; i++) { /* every vertex, then next_candidates' */
             int32_t v = iter ? cand[i] : i;
             if (!is_boundary(g, part, v)) continue;
             double gain = 0;
