@@ -94,7 +94,7 @@ void topomap_partition_options_init(topomap_partition_options *opt)
 
 void topomap_i_pgraph_free(topomap_i_pgraph *g)
 {
-    for (int i = 0; i < 4; i++) free(g->owned[i]);
+    for (int i = 0; i < 4; i++) topomap_i_pfree(g->pool, g->owned[i]);
     *g = (topomap_i_pgraph){0};
 }
 
@@ -375,7 +375,7 @@ int topomap_i_multilevel(const topomap_i_pgraph *g, int32_t k, const double *tgt
     double max_vw = 1.5 * g->total_w / coarsen_to;
     while (nlev < MAX_LEVELS && levels[nlev - 1].n > coarsen_to) {
         const topomap_i_pgraph *fine = &levels[nlev - 1];
-        cmaps[nlev - 1] = malloc((size_t)fine->n * sizeof(int32_t));
+        cmaps[nlev - 1] = topomap_i_palloc(&c->pool, (size_t)fine->n * sizeof(int32_t));
         if (!cmaps[nlev - 1]) {
             rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory coarsening %d vertices", (int)fine->n);
             goto cleanup;
@@ -387,7 +387,7 @@ int topomap_i_multilevel(const topomap_i_pgraph *g, int32_t k, const double *tgt
         if (levels[nlev - 1].n > 0.95 * fine->n) break;
     }
     for (int l = 0; l < nlev; l++) {
-        parts[l] = l == 0 ? part : malloc((size_t)levels[l].n * sizeof(int32_t));
+        parts[l] = l == 0 ? part : topomap_i_palloc(&c->pool, (size_t)levels[l].n * sizeof(int32_t));
         if (!parts[l]) {
             rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory for a level of %d vertices", (int)levels[l].n);
             goto cleanup;
@@ -427,9 +427,9 @@ cleanup:
     for (int l = 0; l < nlev; l++) {
         if (l > 0) {
             topomap_i_pgraph_free(&levels[l]);
-            free(parts[l]);
+            topomap_i_pfree(&c->pool, parts[l]);
         }
-        free(cmaps[l]);
+        topomap_i_pfree(&c->pool, cmaps[l]);
     }
     free(pw);
     free(limit);
@@ -487,13 +487,13 @@ static int make_view(const topomap_ugraph *gr, topomap_i_pgraph *g)
     int64_t m = gr->xadj[n];
     *g = (topomap_i_pgraph){.n = n, .xadj = gr->xadj, .adj = gr->adjncy, .ew = gr->adjwgt, .vw = gr->vwgt};
     if (!g->ew) {
-        double *ones = malloc((size_t)(m > 0 ? m : 1) * sizeof *ones);
+        double *ones = topomap_i_palloc(NULL, (size_t)m * sizeof *ones);
         g->owned[0] = ones;
         for (int64_t e = 0; ones && e < m; e++) ones[e] = 1;
         g->ew = ones;
     }
     if (!g->vw) {
-        double *ones = malloc((size_t)n * sizeof *ones);
+        double *ones = topomap_i_palloc(NULL, (size_t)n * sizeof *ones);
         g->owned[1] = ones;
         for (int32_t v = 0; ones && v < n; v++) ones[v] = 1;
         g->vw = ones;

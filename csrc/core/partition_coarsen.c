@@ -33,9 +33,10 @@ int topomap_i_coarsen(const topomap_i_pgraph *g, double max_vw, topomap_i_pctx *
     int rc = TOPOMAP_OK;
     int32_t n = g->n;
     int64_t m = g->xadj[n];
-    int32_t *order = malloc((size_t)n * sizeof *order);
-    int32_t *match = malloc((size_t)n * sizeof *match);
-    int32_t *rep = malloc((size_t)n * sizeof *rep);
+    topomap_i_pool *pool = &c->pool;
+    int32_t *order = topomap_i_palloc(pool, (size_t)n * sizeof *order);
+    int32_t *match = topomap_i_palloc(pool, (size_t)n * sizeof *match);
+    int32_t *rep = topomap_i_palloc(pool, (size_t)n * sizeof *rep);
     int64_t *pos = NULL, *cx = NULL;
     int32_t *ca = NULL;
     double *cw = NULL, *cv = NULL;
@@ -80,11 +81,11 @@ int topomap_i_coarsen(const topomap_i_pgraph *g, double max_vw, topomap_i_pctx *
         cmap[v] = cmap[match[v]] = nc;
         rep[nc++] = v;
     }
-    pos = malloc((size_t)nc * sizeof *pos);
-    cx = malloc(((size_t)nc + 1) * sizeof *cx);
-    ca = malloc((size_t)(m > 0 ? m : 1) * sizeof *ca);
-    cw = malloc((size_t)(m > 0 ? m : 1) * sizeof *cw);
-    cv = malloc((size_t)nc * sizeof *cv);
+    pos = topomap_i_palloc(pool, (size_t)nc * sizeof *pos);
+    cx = topomap_i_palloc(pool, ((size_t)nc + 1) * sizeof *cx);
+    ca = topomap_i_palloc(pool, (size_t)m * sizeof *ca);
+    cw = topomap_i_palloc(pool, (size_t)m * sizeof *cw);
+    cv = topomap_i_palloc(pool, (size_t)nc * sizeof *cv);
     if (!pos || !cx || !ca || !cw || !cv) goto nomem;
     for (int32_t i = 0; i < nc; i++) pos[i] = -1;
     /* Merge the rows of each pair; pos[] remembers where a coarse neighbour
@@ -123,6 +124,7 @@ int topomap_i_coarsen(const topomap_i_pgraph *g, double max_vw, topomap_i_pctx *
     coarse->owned[1] = ca;
     coarse->owned[2] = cw;
     coarse->owned[3] = cv;
+    coarse->pool = pool;
     cx = NULL;
     ca = NULL;
     cw = cv = NULL;
@@ -131,13 +133,13 @@ int topomap_i_coarsen(const topomap_i_pgraph *g, double max_vw, topomap_i_pctx *
 nomem:
     rc = topomap_i_fail(TOPOMAP_ENOMEM, "out of memory coarsening a graph of %d vertices", (int)n);
 cleanup:
-    free(order);
-    free(match);
-    free(rep);
-    free(pos);
-    free(cx);
-    free(ca);
-    free(cw);
-    free(cv);
+    topomap_i_pfree(pool, order);
+    topomap_i_pfree(pool, match);
+    topomap_i_pfree(pool, rep);
+    topomap_i_pfree(pool, pos);
+    topomap_i_pfree(pool, cx);
+    topomap_i_pfree(pool, ca);
+    topomap_i_pfree(pool, cw);
+    topomap_i_pfree(pool, cv);
     return rc;
 }

@@ -107,7 +107,7 @@ cleanup:
 
 /* The vertices of `side` as a graph of their own; sub_of[i] = fine id. */
 static int extract(const topomap_i_pgraph *g, const int32_t *side, int32_t s, int32_t *sub_of,
-                   int32_t *local, topomap_i_pgraph *sub)
+                   int32_t *local, topomap_i_pool *pool, topomap_i_pgraph *sub)
 {
     int32_t ns = 0;
     int64_t ms = 0;
@@ -117,11 +117,11 @@ static int extract(const topomap_i_pgraph *g, const int32_t *side, int32_t s, in
         sub_of[ns++] = v;
         for (int64_t e = g->xadj[v]; e < g->xadj[v + 1]; e++) ms += side[g->adj[e]] == s;
     }
-    *sub = (topomap_i_pgraph){0};
-    int64_t *x = malloc(((size_t)ns + 1) * sizeof *x);
-    int32_t *a = malloc((size_t)(ms > 0 ? ms : 1) * sizeof *a);
-    double *w = malloc((size_t)(ms > 0 ? ms : 1) * sizeof *w);
-    double *vw = malloc((size_t)(ns > 0 ? ns : 1) * sizeof *vw);
+    *sub = (topomap_i_pgraph){.pool = pool};
+    int64_t *x = topomap_i_palloc(pool, ((size_t)ns + 1) * sizeof *x);
+    int32_t *a = topomap_i_palloc(pool, (size_t)ms * sizeof *a);
+    double *w = topomap_i_palloc(pool, (size_t)ms * sizeof *w);
+    double *vw = topomap_i_palloc(pool, (size_t)ns * sizeof *vw);
     sub->owned[0] = x;
     sub->owned[1] = a;
     sub->owned[2] = w;
@@ -179,10 +179,10 @@ int topomap_i_recursive_bisection(const topomap_i_pgraph *g, int32_t k, const do
         return rc;
     }
     int32_t k0 = k / 2;
-    int32_t *side = malloc((size_t)n * sizeof *side);
-    int32_t *sub_of = malloc((size_t)n * sizeof *sub_of);
-    int32_t *local = malloc((size_t)n * sizeof *local);
-    int32_t *sub_part = malloc((size_t)n * sizeof *sub_part);
+    int32_t *side = topomap_i_palloc(&c->pool, (size_t)n * sizeof *side);
+    int32_t *sub_of = topomap_i_palloc(&c->pool, (size_t)n * sizeof *sub_of);
+    int32_t *local = topomap_i_palloc(&c->pool, (size_t)n * sizeof *local);
+    int32_t *sub_part = topomap_i_palloc(&c->pool, (size_t)n * sizeof *sub_part);
     double *sub_tgt = malloc((size_t)k * sizeof *sub_tgt);
     topomap_i_pgraph sub = {0};
     if (!side || !sub_of || !local || !sub_part || !sub_tgt) {
@@ -208,7 +208,7 @@ int topomap_i_recursive_bisection(const topomap_i_pgraph *g, int32_t k, const do
     }
     for (int32_t s = 0; s < 2; s++) {
         int32_t off = s ? k0 : 0, ks = s ? k - k0 : k0;
-        if ((rc = extract(g, side, s, sub_of, local, &sub))) goto cleanup;
+        if ((rc = extract(g, side, s, sub_of, local, &c->pool, &sub))) goto cleanup;
         rescale(tgt + off, ks, sub.total_w, sub_tgt);
         rc = topomap_i_recursive_bisection(&sub, ks, sub_tgt, eps, report, c, sub_part);
         for (int32_t i = 0; i < sub.n && !rc; i++) part[sub_of[i]] = off + sub_part[i];
@@ -216,10 +216,10 @@ int topomap_i_recursive_bisection(const topomap_i_pgraph *g, int32_t k, const do
         if (rc) goto cleanup;
     }
 cleanup:
-    free(side);
-    free(sub_of);
-    free(local);
-    free(sub_part);
+    topomap_i_pfree(&c->pool, side);
+    topomap_i_pfree(&c->pool, sub_of);
+    topomap_i_pfree(&c->pool, local);
+    topomap_i_pfree(&c->pool, sub_part);
     free(sub_tgt);
     return rc;
 }

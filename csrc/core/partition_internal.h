@@ -3,12 +3,30 @@
    phases of the multilevel scheme. */
 #ifndef TOPOMAP_PARTITION_INTERNAL_H
 #define TOPOMAP_PARTITION_INTERNAL_H
+#include <stddef.h>
 #include <stdint.h>
 #include "topomap/partition.h"
 #include "topomap/rng.h"
 
+/* Freed large blocks kept for the rest of a partitioning call
+   (partition_pool.c). */
+#define POOL_SLOTS 64
+typedef struct {
+    void *block[POOL_SLOTS];
+    size_t cap[POOL_SLOTS];
+    int32_t count;
+} topomap_i_pool;
+
+/* A block of `bytes` (NULL when out of memory), the pool's smallest that
+   holds it if any; topomap_i_pfree gives it back, a large one to the pool
+   (p may be NULL: plain malloc and free behind the same header). */
+void *topomap_i_palloc(topomap_i_pool *p, size_t bytes);
+void topomap_i_pfree(topomap_i_pool *p, void *ptr);
+void topomap_i_pool_free(topomap_i_pool *p);
+
 /* One level of the hierarchy.  The finest level borrows the caller's arrays;
-   coarser levels and subgraphs own theirs (`owned`). */
+   coarser levels and subgraphs own theirs (`owned`, topomap_i_palloc'd
+   from `pool`). */
 typedef struct {
     int32_t n;
     const int64_t *xadj;
@@ -17,6 +35,7 @@ typedef struct {
     const double *vw;
     double total_w, min_w, max_w; /* vertex weights */
     void *owned[4];
+    topomap_i_pool *pool;
 } topomap_i_pgraph;
 
 void topomap_i_pgraph_free(topomap_i_pgraph *g);
@@ -78,9 +97,10 @@ typedef struct {
     int32_t rb_done, rb_total;
     double rb_lo, rb_hi;
     topomap_i_fmspace fm;
+    topomap_i_pool pool;
 } topomap_i_pctx;
 
-/* Free what a call context holds (its FM arrays). */
+/* Free what a call context holds (its FM arrays and pool). */
 void topomap_i_pctx_free(topomap_i_pctx *c);
 
 /* Count `units` of work; every 2^16 units ask the callback (with the last

@@ -242,9 +242,8 @@ static double overload(int32_t k, const double *pw, const double *limit)
     return over;
 }
 
-void topomap_i_pctx_free(topomap_i_pctx *c)
+static void fmspace_free(topomap_i_fmspace *w)
 {
-    topomap_i_fmspace *w = &c->fm;
     topomap_i_heap_free(&w->h[0]);
     topomap_i_heap_free(&w->h[1]);
     free(w->moved);
@@ -255,13 +254,19 @@ void topomap_i_pctx_free(topomap_i_pctx *c)
     *w = (topomap_i_fmspace){0};
 }
 
+void topomap_i_pctx_free(topomap_i_pctx *c)
+{
+    fmspace_free(&c->fm);
+    topomap_i_pool_free(&c->pool);
+}
+
 /* The context's FM arrays, sized for n vertices, moved[v] and seen[v]
    below the next pass's number (each pass clears the heaps itself). */
 static int fm_space(topomap_i_pctx *c, int32_t n, topomap_i_fmspace **out)
 {
     topomap_i_fmspace *w = &c->fm;
     if (w->cap < n || !w->moved) {
-        topomap_i_pctx_free(c);
+        fmspace_free(w);
         size_t cap = n > 0 ? (size_t)n : 1;
         w->moved = malloc(cap * sizeof *w->moved);
         w->log_v = malloc(cap * sizeof *w->log_v);
@@ -271,7 +276,7 @@ static int fm_space(topomap_i_pctx *c, int32_t n, topomap_i_fmspace **out)
         int rc = TOPOMAP_OK;
         if (!w->moved || !w->log_v || !w->log_from || !w->cand || !w->seen || (rc = topomap_i_heap_init(&w->h[0], n)) ||
             (rc = topomap_i_heap_init(&w->h[1], n))) {
-            topomap_i_pctx_free(c);
+            fmspace_free(w);
             return rc ? rc : topomap_i_fail(TOPOMAP_ENOMEM, "out of memory refining a graph of %d vertices", (int)n);
         }
         w->cap = n;

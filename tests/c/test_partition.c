@@ -6,6 +6,7 @@
 #include <string.h>
 #include "topomap/topomap.h"
 #include "check.h"
+#include "partition_internal.h"
 
 /* A graph built edge by edge (sorted CSR out). */
 typedef struct {
@@ -508,6 +509,66 @@ static void test_random_graphs(void)
     }
 }
 
+/* The call's pool: a freed large block serves the next request it holds,
+   the smallest such first; small and huge blocks are not kept; a full pool
+   drops its smallest block. */
+static void test_pool(void)
+{
+    topomap_i_pool p = {0};
+    size_t big = (size_t)1 << 20, small = 64;
+    char *a = topomap_i_palloc(&p, big), *b = topomap_i_palloc(&p, 2 * big), *s = topomap_i_palloc(&p, small);
+    CHECK(a && b && s);
+    memset(a, 1, big);
+    memset(b, 2, 2 * big);
+    topomap_i_pfree(&p, b);
+    topomap_i_pfree(&p, a);
+    topomap_i_pfree(&p, s);
+    CHECK(p.count == 2);
+    CHECK(topomap_i_palloc(&p, big / 2) == a); /* the smaller of the two that hold it */
+    CHECK(topomap_i_palloc(&p, big + 1) == b);
+    CHECK(p.count == 0);
+    char *c = topomap_i_palloc(&p, 3 * big); /* none holds it: a new block */
+    CHECK(c && c != a && c != b);
+    topomap_i_pfree(&p, a);
+    topomap_i_pfree(&p, b);
+    topomap_i_pfree(&p, c);
+    char *huge = topomap_i_palloc(&p, (size_t)1 << 25);
+    CHECK(huge != NULL);
+    topomap_i_pfree(&p, huge);
+    CHECK(p.count == 3);
+    topomap_i_pool_free(&p);
+    char *blocks[POOL_SLOTS + 1];
+    for (int32_t i = 0; i <= POOL_SLOTS; i++) blocks[i] = topomap_i_palloc(&p, big + (size_t)i * 4096);
+    for (int32_t i = 0; i <= POOL_SLOTS; i++) topomap_i_pfree(&p, blocks[i]);
+    CHECK(p.count == POOL_SLOTS);
+    size_t least = SIZE_MAX;
+    for (int32_t i = 0; i < p.count; i++) least = p.cap[i] < least ? p.cap[i] : least;
+    CHECK(least == big + 4096); /* the smallest, blocks[0], was dropped for the last */
+    topomap_i_pool_free(&p);
+    CHECK(p.count == 0);
+    topomap_i_pfree(NULL, topomap_i_palloc(NULL, big));
+
+    /* a graph whose levels pass through the pool: the same partition twice,
+       its cut as counted */
+    builder g;
+    grid(&g, 150, 150);
+    topomap_ugraph ug = b_graph(&g);
+    int32_t k = 64, *part = malloc((size_t)ug.n * sizeof *part), *again = malloc((size_t)ug.n * sizeof *again);
+    topomap_partition_options opt;
+    topomap_partition_options_init(&opt);
+    opt.recursive = 1;
+    double cut, *pw = malloc((size_t)k * sizeof *pw);
+    CHECK(topomap_partition(&ug, k, NULL, &opt, part, pw, &cut) == TOPOMAP_OK);
+    CHECK(close_to(cut, ref_cut(&ug, part)));
+    CHECK(respects_bounds(&ug, k, NULL, 0, opt.imbalance, part, pw));
+    CHECK(topomap_partition(&ug, k, NULL, &opt, again, NULL, NULL) == TOPOMAP_OK);
+    CHECK(memcmp(part, again, (size_t)ug.n * sizeof *part) == 0);
+    free(pw);
+    free(part);
+    free(again);
+    b_free(&g);
+}
+
 int main(void)
 {
     test_two_cliques();
@@ -520,5 +581,6 @@ int main(void)
     test_balance_along_a_path();
     test_edge_cases();
     test_random_graphs();
+    test_pool();
     return check_report();
 }
