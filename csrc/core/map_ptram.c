@@ -78,8 +78,12 @@ static inline double larger(double a, double b) { return a > b ? a : b; }
 /* Work units (messages re-routed by a try) between two progress checks:
    about 5-10 ms. */
 #define CHECK_EVERY (1 << 15)
-/* Units per block of the greedy's scan for the next unit. */
-#define SCAN_BLOCK 256
+/* Units per block of the greedy's scan for the next unit: a step rescans
+   the blocks whose bounds are stale (the placed unit's, its neighbours'),
+   so smaller blocks scan less.  The scan's choice does not depend on the
+   size.  At 10^6 processes (62,500 units) 256 -> 64 took the scan from
+   1.7 to 1.0 s of CPU; 32 gained nothing more. */
+#define SCAN_BLOCK 64
 
 /* a is lower than b beyond round-off */
 static int below(double a, double b) { return a < b - TIE_REL * larger(fabs(a), fabs(b)); }
