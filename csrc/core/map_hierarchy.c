@@ -246,7 +246,8 @@ typedef struct {
     int32_t ntries_root;  /* multilevel runs per bisection (partition.h), root split */
     int32_t ntries;       /* the same below the root */
     int32_t root_attempts; /* complete root splits, the smallest cut kept */
-    int32_t vcycles;      /* V-cycles after a split (map_hierarchy_vcycle.c) ... */
+    int32_t vcycles_root; /* V-cycles after the root split (map_hierarchy_vcycle.c) */
+    int32_t vcycles;      /* V-cycles after a split below it ... */
     double vcycle_share;  /* ... when its distance step is at least this share of the root's */
     int32_t sweeps;       /* local search: at most this many activations per process */
     int32_t max_partners; /* swap candidates looked at per process */
@@ -258,15 +259,21 @@ typedef struct {
    grouping does above its own threshold): on the 160x80x80 stencil onto
    fattree:k=40,levels=3/16 (1,024,000 processes) that is 28.7 s of CPU
    instead of 65 s, for hop-bytes 0.469 instead of 0.465 x block (max
-   congestion 1.30 instead of 1.09).  Strong keeps its runs at every size. */
+   congestion 1.30 instead of 1.09).  The root split gets no V-cycle: on
+   the 100^3 stencil onto that fat tree its cycle took 3.2 s and kept
+   nothing (29.9 -> 26.5 s, the same mapping); J rose by 0.14 % and 0.10 %
+   on scrambled 64^3 and 80x60x40 stencils (8:8:16:16:16 and a k=24 fat
+   tree) and stayed the same on a scrambled 512^2.  Strong keeps its runs at
+   every size. */
 #define ECO_LARGE ((int32_t)1 << 17)
 
 static preset effort_preset(int32_t effort, int32_t n)
 {
     switch (effort) {
-    case TOPOMAP_HIER_FAST: return (preset){0, 1, 1, 1, 1, 0.05, 2, 16, 0};
-    case TOPOMAP_HIER_STRONG: return (preset){1, 16, 4, 2, 2, 0.0, 16, 256, 1};
-    default: return n > ECO_LARGE ? (preset){1, 1, 1, 1, 1, 0.05, 3, 32, 0} : (preset){1, 4, 2, 2, 2, 0.05, 6, 64, 0};
+    case TOPOMAP_HIER_FAST: return (preset){0, 1, 1, 1, 1, 1, 0.05, 2, 16, 0};
+    case TOPOMAP_HIER_STRONG: return (preset){1, 16, 4, 2, 2, 2, 0.0, 16, 256, 1};
+    default:
+        return n > ECO_LARGE ? (preset){1, 1, 1, 1, 0, 1, 0.05, 3, 32, 0} : (preset){1, 4, 2, 2, 2, 2, 0.05, 6, 64, 0};
     }
 }
 
@@ -461,7 +468,8 @@ static int split_group(ctx *c, int32_t g, uint64_t seed, const topomap_i_hspan *
         for (int32_t j = 0; j < k; j++)
             if (h->dist[f + j] > child) child = h->dist[f + j];
         int top = g == 0;
-        int32_t vcycles = h->dist[g] - child >= c->pr.vcycle_share * c->delta_root ? c->pr.vcycles : 0;
+        int32_t vcycles = top ? c->pr.vcycles_root : c->pr.vcycles;
+        if (h->dist[g] - child < c->pr.vcycle_share * c->delta_root) vcycles = 0;
         int32_t attempts = top ? c->pr.root_attempts : 1, ntries = c->pr.ntries;
         if (top) { /* the root split matters most, and on small graphs more tries cost little */
             int64_t more = ((int64_t)1 << 17) / W, most = 4 * (int64_t)c->pr.ntries_root;
