@@ -87,11 +87,11 @@ def hierarchy(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: 
         communication graph (0: moves only).
     effort : {"fast", "eco", "strong"}
         How much partitioning work each level gets.  Above 2^17 processes
-        ``eco`` makes one multilevel run per split and one V-cycle (10^6
-        processes on a fat tree: 29 s instead of 65 s of CPU, hop-bytes
-        +0.8 %; on a 2 GHz Zen 1 EPYC the 100^3 stencil onto
-        ``fattree:k=40,levels=3/16`` takes 28-31 s); ``strong`` does not
-        scale down.
+        ``eco`` makes one multilevel run per split and one V-cycle after
+        each split below the root (10^6 processes on a fat tree: 29 s
+        instead of 65 s of CPU, hop-bytes +0.8 %; on a 2 GHz Zen 1 EPYC the
+        100^3 stencil onto ``fattree:k=40,levels=3/16`` takes 27-28.5 s);
+        ``strong`` does not scale down.
     tries : int
         Complete runs with seeds derived from ``seed``; the lowest J wins.
 

@@ -162,9 +162,9 @@ def run_ptram(pattern: Pattern, allocation: Allocation, *, seed: int = 0, capaci
         tile the nodes, each node gets a box (the least surface); else the
         partitioner groups them.  Default None, the thesis's partitioning,
         which :func:`topomap.mpi.distributed_ptram` also runs.  With
-        ``"auto"`` the 100^3 stencil maps in 4.6 s of CPU instead of 29-31 s
+        ``"auto"`` the 100^3 stencil maps in 4.6 s of CPU instead of 27-29 s
         on ``torus:40x40x40/16`` (hop-bytes 0.97 x, maximum congestion
-        0.91 x) and in 7.5 s instead of 28-30 s on ``fattree:k=40,levels=3/16``
+        0.91 x) and in 7.5 s instead of 27-28.5 s on ``fattree:k=40,levels=3/16``
         (0.94 x, 0.88 x).
 
     Returns
