@@ -18,8 +18,9 @@ typedef struct {
 } topomap_i_pool;
 
 /* A block of `bytes` (NULL when out of memory), the pool's smallest that
-   holds it if any; topomap_i_pfree gives it back, a large one to the pool
-   (p may be NULL: plain malloc and free behind the same header). */
+   holds it if any; topomap_i_pfree gives it back, to the pool if it has
+   64 KiB to 16 MiB, else to free() (p may be NULL: plain malloc and free
+   behind the same header). */
 void *topomap_i_palloc(topomap_i_pool *p, size_t bytes);
 void topomap_i_pfree(topomap_i_pool *p, void *ptr);
 void topomap_i_pool_free(topomap_i_pool *p);
