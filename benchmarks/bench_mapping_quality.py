@@ -13,7 +13,9 @@ stencil's size (checked in every run).  Rows:
   ``topdown`` splits by the stencil's grid (its provenance, as a Cartesian
   application would give it; from the ranks alone, ``rank_grid``, it is the
   same grid), ``topdown-graph`` is topdown with ``coords=None``: the traffic
-  graph partitioned, as Scotch partitions it;
+  graph partitioned, as Scotch partitions it; ``topdown-relabelled`` is
+  topdown on the stencil with its ranks in a random order and no
+  provenance, so that only its graph tells the grid (``graph_grid``);
 * ``scotch_gmap (hand)``: Scotch run by hand, ``scotch_gmap -Cd -b0.03`` on
   ``torus3D K K K`` or ``tleaf 3 K 2 K 2 K 2`` (node terminals; the source
   graph ``C + C^T`` in Scotch format); process p on terminal t goes to PE
@@ -80,9 +82,12 @@ from topomap.mappers import scotch as sm  # noqa: E402
 
 SIZES = {"1e4": ((36, 18, 18), 9), "1e5": ((72, 36, 36), 18), "1e6": ((160, 80, 80), 40)}
 MACHINES = {"torus": "torus:{k}x{k}x{k}/16", "fattree": "fattree:k={k},levels=3/16"}
-DEFAULT_METHODS = ("block", "greedy", "recursive", "hierarchy", "scotch", "topdown", "topdown-graph", "auto")
-#: Methods run with options: topdown without the stencil's grid (the graph alone, as Scotch sees it).
-VARIANTS = {"topdown-graph": ("topdown", {"coords": None})}
+DEFAULT_METHODS = ("block", "greedy", "recursive", "hierarchy", "scotch", "topdown", "topdown-graph",
+                   "topdown-relabelled", "auto")
+#: Methods run with options, and on the stencil relabelled or not: topdown without the stencil's grid (the
+#: graph partitioned, as Scotch partitions it); topdown on the stencil with its ranks in a random order and no
+#: provenance (its grid found from the graph alone, graph_grid).
+VARIANTS = {"topdown-graph": ("topdown", {"coords": None}, False), "topdown-relabelled": ("topdown", {}, True)}
 HAND, EMBED = "scotch_gmap (hand)", "embedding"
 #: QAP instances beyond bench_hierarchy's: (graph, hierarchy, distances).
 EXTRA_QAP = (("rgg_n_2_15_s0", "4:3:3:3", "1:10:100:200"), ("delaunay_n15", "8:8:8", "1:10:100"),
@@ -186,8 +191,11 @@ def scores(pat, alloc, pe_of, cpu, mb, **extra) -> dict:
 
 def child_method(kind: str, size: str, method: str, seed: int) -> dict:
     pat, alloc, _, _ = stencil_instance(kind, size)
+    name, opts, relabel = VARIANTS.get(method, (method, {}, False))
+    if relabel:   # rank r becomes perm[r]: the same traffic, hop-bytes and congestion of the same placement
+        perm = np.random.default_rng(12345).permutation(pat.n)
+        pat = tm.Pattern.from_edges(perm[pat.senders()], perm[pat.indices], pat.bytes, n=pat.n)
     try:
-        name, opts = VARIANTS.get(method, (method, {}))
         mp, cpu, mb = timed(lambda: tm.map(pat, alloc, method=name, seed=seed, **opts))
     except tm.TopomapError as exc:
         return {"refused": f"{type(exc).__name__}: {exc}"}
@@ -439,7 +447,7 @@ def main() -> None:
     sizes = [s for s in args.sizes.split(",") if s != "none"] if args.sizes else (["1e4"] if args.quick else list(SIZES))
     if any(s not in SIZES for s in sizes):
         ap.error(f"--sizes takes {', '.join(SIZES)}")
-    known = [*tm.methods(), *(v for v, (base, _) in VARIANTS.items() if base in tm.methods())]
+    known = [*tm.methods(), *(v for v, (base, *_) in VARIANTS.items() if base in tm.methods())]
     methods = args.methods.split(",") if args.methods else [m for m in DEFAULT_METHODS if m in known]
     if any(m not in known for m in methods):
         ap.error(f"unknown method(s) {', '.join(m for m in methods if m not in known)}")

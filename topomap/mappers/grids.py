@@ -1,5 +1,6 @@
-"""The grid a stencil pattern lives on: from its provenance (:func:`process_grid`)
-or from its rank numbering alone (:func:`rank_grid`), and the process-coordinates
+"""The grid a stencil pattern lives on: from its provenance (:func:`process_grid`),
+from its rank numbering alone (:func:`rank_grid`) or from its graph alone
+(:func:`~topomap.mappers.graph_grid.graph_grid`), and the process-coordinates
 option of the mappers that use it (topdown splits by it; greedy, recursive, rcm
 and ptram group processes into nodes by boxes of it, csrc/core/map_nodes_grid.c).
 """
@@ -13,6 +14,7 @@ import numpy as np
 
 from ..errors import MappingError
 from ..pattern import Pattern
+from .graph_grid import graph_grid
 
 __all__ = ["process_grid", "rank_grid", "process_coords", "grid_option"]
 
@@ -166,12 +168,14 @@ def process_coords(pattern: Pattern, coords: Any, method: str, option: str, rank
         The pattern being mapped.
     coords : None, False, "auto" or array_like
         None or False: no coordinates; ``"auto"``: :func:`process_grid`,
-        else (with ``ranks``) :func:`rank_grid`; or an ``(n, d)`` integer
+        else (with ``ranks``) :func:`rank_grid`, else
+        :func:`~topomap.mappers.graph_grid.graph_grid`; or an ``(n, d)`` integer
         array, ``d <= 3``, entries from 0 to 2^20 - 1.
     method, option : str
         The mapper and option named in errors.
     ranks : bool
-        Let ``"auto"`` fall back on :func:`rank_grid`.
+        Let ``"auto"`` fall back on :func:`rank_grid`, then on the graph's
+        own grid in any numbering (``graph_grid``).
 
     Returns
     -------
@@ -198,7 +202,12 @@ def process_coords(pattern: Pattern, coords: Any, method: str, option: str, rank
         if coords != "auto":
             raise MappingError(f"{method}: option {option} must be 'auto', None or an (n, d) array, got {coords!r}")
         grid = process_grid(pattern)
-        return rank_grid(pattern) if grid is None and ranks else grid
+        if grid is None and ranks:
+            grid = rank_grid(pattern)
+            if grid is None:
+                grid = graph_grid(pattern)
+                grid = None if grid is None or grid.max(initial=0) >= _PCOORD_LIMIT else grid
+        return grid
     try:
         xy = np.asarray(coords)
     except Exception as exc:  # noqa: BLE001  (whatever the object raises, the message names the option)

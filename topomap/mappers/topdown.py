@@ -155,7 +155,8 @@ def decomposition(allocation: Allocation, seed: int = 0) -> tuple[np.ndarray, np
               "coords": ("auto", "process coordinates (an (n, d) integer array, d <= 3) to split the processes by "
                                  "instead of the graph partitioner; 'auto': the grid of a stencil/moore "
                                  "pattern when it fits (process_grid), else a grid the ranks are numbered along "
-                                 "(rank_grid); None: always partition the graph"),
+                                 "(rank_grid), else the box grid the traffic graph is in any numbering "
+                                 "(graph_grid); None: always partition the graph"),
               "congestion_sweeps": (None, "then at most this many sweeps of the bounded search on maximum link "
                                           "congestion over the processes on the hottest links (0: none; default: "
                                           "the preset's 2, 40, 40)"),
@@ -195,7 +196,9 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
         the processes is then split by coordinates, the first or the last
         ``k`` along whichever axis gives the least cut + outside cost, in
         O(n log n) instead of a multilevel partition.  ``"auto"`` uses
-        :func:`process_grid`, else :func:`rank_grid`; None always
+        :func:`process_grid`, else :func:`rank_grid`, else
+        :func:`~topomap.mappers.graph_grid.graph_grid` (a 5- or 7-point
+        stencil without wrap-around, its ranks in any order); None always
         partitions the traffic graph.  Under ``effort="strong"``, and on
         machines without coordinates (trees, fat trees, dragonflies,
         fabrics) up to :data:`BOTH_LIMIT` processes, both are run and the

@@ -1,0 +1,134 @@
+"""graph_grid: the grid of a nearest-neighbour stencil from its traffic graph, in any rank numbering."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import topomap as tm
+from topomap.mappers.graph_grid import graph_grid
+from topomap.mappers.grids import process_coords
+
+
+def stencil(shape):
+    return tm.generators.stencil_3d(shape, points=7) if len(shape) == 3 else \
+        tm.generators.stencil_2d(shape, points=5) if len(shape) == 2 else tm.Pattern.from_edges(
+            np.r_[np.arange(shape[0] - 1), np.arange(1, shape[0])],
+            np.r_[np.arange(1, shape[0]), np.arange(shape[0] - 1)], np.ones(2 * shape[0] - 2), n=shape[0])
+
+
+def relabelled(pat, seed):
+    """The pattern with rank r renamed perm[r], and perm."""
+    perm = np.random.default_rng(seed).permutation(pat.n)
+    return tm.Pattern.from_edges(perm[pat.senders()], perm[pat.indices], pat.bytes, n=pat.n), perm
+
+
+def true_coords(shape):
+    # the generators number the first axis fastest
+    return np.stack(np.unravel_index(np.arange(int(np.prod(shape))), shape, order="F"), axis=1)
+
+
+def assert_is_the_grid(found, shape, perm):
+    """found[perm[r]] equals rank r's coordinates up to a permutation and reflection of the axes."""
+    truth = true_coords(shape)[np.argsort(perm)]        # truth[q] = coordinates of new rank q
+    big = [i for i, s in enumerate(shape) if s > 1]
+    assert found is not None and found.dtype == np.int32 and found.shape == (len(truth), len(big))
+    assert sorted(found.max(axis=0) + 1, reverse=True) == list(found.max(axis=0) + 1)
+    free = set(big)
+    for j in range(found.shape[1]):
+        col = found[:, j]
+        match = [i for i in free if np.array_equal(col, truth[:, i]) or np.array_equal(col, shape[i] - 1 - truth[:, i])]
+        assert match, f"axis {j} is no axis of the grid"
+        free.discard(match[0])
+
+
+@pytest.mark.parametrize("shape", [(2,), (17,), (9, 7), (2, 5), (6, 4, 5), (2, 2, 2), (3, 2, 7), (36, 18, 18),
+                                   (6, 4, 1)])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_finds_the_grid_of_a_relabelled_stencil(shape, seed):
+    pat, perm = relabelled(stencil(shape), seed)
+    assert_is_the_grid(graph_grid(pat), shape, perm)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(2, 7), min_size=1, max_size=3), st.integers(0, 2**32 - 1))
+def test_any_box_in_any_numbering(shape, seed):
+    pat, perm = relabelled(stencil(tuple(shape)), seed)
+    assert_is_the_grid(graph_grid(pat), tuple(shape), perm)
+
+
+def test_one_way_messages_and_unequal_bytes_are_the_same_graph():
+    gen = tm.generators.stencil_3d((5, 4, 3), points=7, weights=(3.0, 1.0, 0.5))
+    up = gen.senders() < gen.indices
+    pat, perm = relabelled(tm.Pattern.from_edges(gen.senders()[up], gen.indices[up], gen.bytes[up], n=gen.n), 3)
+    assert_is_the_grid(graph_grid(pat), (5, 4, 3), perm)
+
+
+def swapped_edges(shape):
+    """A 2-D grid with two edges rewired so that every degree stays: it passes the degree check only."""
+    gen = tm.generators.stencil_2d(shape, points=5)
+    e = {(int(a), int(b)) for a, b in zip(gen.senders(), gen.indices) if a < b}
+    a, b = 1 + shape[0] * 2, 2 + shape[0] * 2                      # (1, 2) - (2, 2)
+    c, d = 1 + shape[0] * 4, 2 + shape[0] * 4                      # (1, 4) - (2, 4)
+    e -= {(a, b), (c, d)}
+    e |= {(a, c), (b, d)}
+    src, dst = np.array(sorted(e)).T
+    return tm.Pattern.from_edges(np.r_[src, dst], np.r_[dst, src], np.ones(2 * src.size), n=gen.n)
+
+
+def grid_plus(shape, extra):
+    gen = tm.generators.stencil_2d(shape, points=5)
+    src, dst = np.r_[gen.senders(), extra[0]], np.r_[gen.indices, extra[1]]
+    return tm.Pattern.from_edges(src, dst, np.ones(src.size), n=gen.n)
+
+
+def grid_minus_one(shape):
+    gen = tm.generators.stencil_2d(shape, points=5)
+    keep = ~(((gen.senders() == 7) & (gen.indices == 8)) | ((gen.senders() == 8) & (gen.indices == 7)))
+    return tm.Pattern.from_edges(gen.senders()[keep], gen.indices[keep], gen.bytes[keep], n=gen.n)
+
+
+def two_grids():
+    a = tm.generators.stencil_2d((4, 3), points=5)
+    src, dst = np.r_[a.senders(), a.senders() + a.n], np.r_[a.indices, a.indices + a.n]
+    return tm.Pattern.from_edges(src, dst, np.ones(src.size), n=2 * a.n)
+
+
+@pytest.mark.parametrize("pat", [
+    tm.generators.stencil_3d((6, 4, 5), points=7, periodic=True),
+    tm.generators.stencil_2d((6, 5), periodic=(True, False)),
+    tm.generators.stencil_3d((6, 4, 5), points=27),
+    tm.generators.stencil_2d((6, 5), points=9),
+    tm.generators.moore((6, 6), periodic=False),
+    tm.generators.random_sparse(200, 0.05),
+    swapped_edges((6, 7)),
+    grid_plus((6, 5), ([0], [7])),                                 # a diagonal message
+    grid_plus((6, 5), ([0, 29], [29, 0])),                         # corner to corner
+    grid_minus_one((6, 5)),
+    two_grids(),
+    tm.Pattern.from_edges(np.zeros(9, int), np.arange(1, 10), np.ones(9), n=10),   # a star
+    tm.Pattern.from_edges([0, 1], [1, 0], [1.0, 1.0], n=3),                      # a process without messages
+    tm.Pattern.from_edges([0], [0], [1.0], n=1),
+], ids=["periodic", "periodic-axis", "27pt", "9pt", "moore", "random", "swapped", "diagonal", "corners",
+        "missing", "two-grids", "star", "isolated", "single"])
+def test_refuses_what_is_no_box_grid(pat):
+    assert graph_grid(pat) is None
+    assert graph_grid(relabelled(pat, 5)[0]) is None
+
+
+def test_topdown_maps_a_relabelled_stencil_as_its_grid():
+    # the ranks say nothing (a relabelled halo exchange): the graph's grid still gives the embedding
+    shape = (36, 18, 18)
+    pat, _ = relabelled(tm.generators.stencil_3d(shape, points=7), 0)
+    alloc = tm.machine("torus:9x9x9/16").allocate(pat.n)
+    node = alloc.machine.node_of(tm.map(pat, alloc, method="topdown", seed=0).pe_of)
+    hops = np.asarray(alloc.machine.hops(node[pat.senders()], node[pat.indices]))
+    assert hops.max() == 1
+    assert hops.sum() == 2 * (8 * 18 * 18 + 2 * 8 * 36 * 18)      # one hop across each plane between blocks
+
+
+def test_only_topdown_auto_looks_at_the_graph():
+    pat, _ = relabelled(tm.generators.stencil_2d((8, 6)), 2)
+    assert process_coords(pat, "auto", "topdown", "coords").shape == (48, 2)
+    assert process_coords(pat, "auto", "greedy", "grid", ranks=False) is None   # node boxes: provenance only
+    assert process_coords(pat, None, "topdown", "coords") is None
