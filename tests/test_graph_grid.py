@@ -132,3 +132,18 @@ def test_only_topdown_auto_looks_at_the_graph():
     assert process_coords(pat, "auto", "topdown", "coords").shape == (48, 2)
     assert process_coords(pat, "auto", "greedy", "grid", ranks=False) is None   # node boxes: provenance only
     assert process_coords(pat, None, "topdown", "coords") is None
+
+
+@pytest.mark.parametrize("effort", ["eco", "strong"])
+def test_topdown_renumbers_along_the_grid_and_back(effort):
+    # coordinates given in another order than the ranks': topdown maps the pattern renumbered along its grid,
+    # which is the original stencil here, so each process lands where its original rank does
+    shape = (12, 6, 4)
+    gen = tm.generators.stencil_3d(shape, points=7)
+    pat, perm = relabelled(gen, 4)
+    xyz = np.empty((gen.n, 3), dtype=np.int64)
+    xyz[perm] = true_coords(shape)
+    alloc = tm.machine("torus:3x3x2/16").allocate(gen.n)
+    got = tm.map(pat, alloc, method="topdown", seed=3, effort=effort, coords=xyz).pe_of
+    want = tm.map(gen, alloc, method="topdown", seed=3, effort=effort, coords=true_coords(shape)).pe_of
+    assert np.array_equal(got[perm], want)

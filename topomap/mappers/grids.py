@@ -140,6 +140,9 @@ def rank_grid(pattern: Pattern) -> np.ndarray | None:
     if n < 4 or pattern.nnz == 0 or n >= _PCOORD_LIMIT ** 3:
         return None
     src, dst = pattern.senders().astype(np.int64), pattern.indices.astype(np.int64)
+    pick = np.random.default_rng(0).choice(src.size, min(src.size, 4096), replace=False)
+    if np.unique(np.abs(dst[pick] - src[pick])).size > 64:   # a sample refuses a relabelled pattern at once
+        return None
     offsets = np.unique(np.abs(dst - src))
     if offsets.size > 64:
         return None
@@ -148,7 +151,6 @@ def rank_grid(pattern: Pattern) -> np.ndarray | None:
     grids = [(n,)] + [(x, n // x) for x in strides]
     grids += [(x, xy // x, n // xy) for x in strides for xy in strides if xy > x and xy % x == 0 and xy < n]
     grids = [g for g in grids if max(g) < _PCOORD_LIMIT]
-    pick = np.random.default_rng(0).choice(src.size, min(src.size, 4096), replace=False)
     best: tuple[float, int, tuple[int, ...]] | None = None
     for dims in grids:
         if _wrapped(dims, src[pick], dst[pick], pattern.bytes[pick]) is None:

@@ -246,6 +246,12 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
         if not is_int(value) or not low <= value <= 2**31 - 1:
             raise MappingError(f"topdown: option {name} must be an integer >= {low}, got {value!r}")
     pcoords = process_coords(pattern, coords, "topdown", "coords")
+    pos = None if pcoords is None else _grid_positions(pcoords)
+    if pos is not None:
+        return _topdown_relabelled(pattern, allocation, pos, seed=seed, capacity=capacity, progress=progress,
+                                   effort=effort, tries=tries, context=context, sweeps=sweeps, depth=depth,
+                                   max_partners=max_partners, coords=pcoords, congestion_sweeps=congestion_sweeps,
+                                   flow_min=flow_min)
     grid = {} if pcoords is None else {"pcoords": np.ascontiguousarray(pcoords).ravel(), "pdims": pcoords.shape[1]}
     order, gap = decomposition(allocation, seed)
 
@@ -265,3 +271,25 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
     by_grid, by_graph = run(halves[0], **grid), run(halves[1])
     J = [evaluate(pattern, allocation, pe).qap for pe in (by_grid, by_graph)]
     return by_grid if J[0] <= J[1] else by_graph
+
+
+def _grid_positions(pcoords: np.ndarray) -> np.ndarray | None:
+    """Each process's place in the grid's own order (first axis fastest), or None where the ranks are
+    in that order already.  Ranks in another order (a grid found by graph_grid) scatter every part's
+    traffic over memory: on the 160x80x80 stencil relabelled at random the core took 13.3 s instead
+    of 4.5 s, so topdown then maps the pattern renumbered along its grid."""
+    key = np.lexsort(pcoords.T)
+    if np.array_equal(key, np.arange(key.size)):
+        return None
+    pos = np.empty_like(key)
+    pos[key] = np.arange(key.size)
+    return pos
+
+
+def _topdown_relabelled(pattern: Pattern, allocation: Allocation, pos: np.ndarray, *, coords: np.ndarray,
+                        **options: Any) -> np.ndarray:
+    """topdown of the pattern whose process p is renamed pos[p]; the PE of every original process."""
+    inner = Pattern.from_edges(pos[pattern.senders()], pos[pattern.indices], pattern.bytes, n=pattern.n)
+    by_pos = np.empty_like(coords)
+    by_pos[pos] = coords
+    return topdown(inner, allocation, coords=by_pos, **options)[pos]
