@@ -198,7 +198,7 @@ def topdown(pattern: Pattern, allocation: Allocation, *, seed: int, capacity: in
         O(n log n) instead of a multilevel partition.  ``"auto"`` uses
         :func:`process_grid`, else :func:`rank_grid`, else
         :func:`~topomap.mappers.graph_grid.graph_grid` (a 5- or 7-point
-        stencil without wrap-around, its ranks in any order); None always
+        stencil, its ranks in any order); None always
         partitions the traffic graph.  Under ``effort="strong"``, and on
         machines without coordinates (trees, fat trees, dragonflies,
         fabrics) up to :data:`BOTH_LIMIT` processes, both are run and the
