@@ -206,3 +206,21 @@ def test_topdown_renumbers_along_the_grid_and_back(effort):
     got = tm.map(pat, alloc, method="topdown", seed=3, effort=effort, coords=xyz).pe_of
     want = tm.map(gen, alloc, method="topdown", seed=3, effort=effort, coords=true_coords(shape)).pe_of
     assert np.array_equal(got[perm], want)
+
+
+def test_core_search_matches_hops_and_names_bad_input():
+    from topomap import _core
+    pat = stencil((7, 5))
+    xadj, adj, _ = _core.ugraph_from_pattern(pat.indptr, pat.indices, pat.bytes)
+    xy = true_coords((7, 5))
+    corners = [0, 34]                                      # (0, 0) and (6, 4)
+    want = np.minimum(np.abs(xy - xy[0]).sum(axis=1), np.abs(xy - xy[34]).sum(axis=1))
+    assert np.array_equal(_core.ugraph_bfs(xadj, adj, corners), want)
+    with pytest.raises(tm.TopomapError, match="source 0 of the search is 35"):
+        _core.ugraph_bfs(xadj, adj, [35])
+    bad = adj.copy()
+    bad[3] = -2
+    with pytest.raises(tm.TopomapError, match="neighbour -2"):
+        _core.ugraph_bfs(xadj, bad, [0])
+    with pytest.raises(ValueError, match="adjncy"):
+        _core.ugraph_bfs(xadj, adj[:-1], [0])

@@ -100,6 +100,7 @@ PyObject *pytopomap_map_recursive(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_map_topdown(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_map_rcm(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_rcm_order(PyObject *self, PyObject *args);
+PyObject *pytopomap_ugraph_bfs(PyObject *self, PyObject *args);
 PyObject *pytopomap_map_ptram(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_ptram_state(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pytopomap_scan_numbers(PyObject *self, PyObject *args, PyObject *kw);

@@ -136,6 +136,7 @@ static PyMethodDef methods[] = {
     {"map_rcm", (PyCFunction)(void (*)(void))pytopomap_map_rcm, METH_VARARGS | METH_KEYWORDS,
      "map_rcm(machine, indptr, indices, bytes, alloc, capacity, seed=0, progress=None, start=0) -> pe_of"},
     {"rcm_order", pytopomap_rcm_order, METH_VARARGS, "rcm_order(xadj, adjncy, start) -> reverse Cuthill-McKee order"},
+    {"ugraph_bfs", pytopomap_ugraph_bfs, METH_VARARGS, "ugraph_bfs(xadj, adjncy, sources) -> hops from the nearest source (-1: none)"},
     {"ptram_state", (PyCFunction)(void (*)(void))pytopomap_ptram_state, METH_VARARGS | METH_KEYWORDS,
      "ptram_state(machine, indptr, indices, bytes, alloc, capacity, seed=0, weights=None, k=8, rounds=10, "
      "partition=1, plateau=0, group=None) -> PtramState (the steps of map_ptram)"},

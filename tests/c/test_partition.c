@@ -569,6 +569,30 @@ static void test_pool(void)
     b_free(&g);
 }
 
+/* Breadth-first hops: a path 0-1-2-3 with a branch 1-4 and an isolated
+   vertex 5, from one source and from two; bad sources, neighbours and rows
+   are errors. */
+static void test_bfs(void)
+{
+    static const int64_t xadj[7] = {0, 1, 4, 6, 7, 8, 8};
+    static const int32_t adj[8] = {1, 0, 2, 4, 1, 3, 2, 1};
+    topomap_ugraph g = {6, xadj, adj, NULL, NULL};
+    int32_t dist[6], one[1] = {0}, two[3] = {3, 4, 3};
+    CHECK(topomap_ugraph_bfs(&g, one, 1, dist) == TOPOMAP_OK);
+    CHECK(dist[0] == 0 && dist[1] == 1 && dist[2] == 2 && dist[3] == 3 && dist[4] == 2 && dist[5] == -1);
+    CHECK(topomap_ugraph_bfs(&g, two, 3, dist) == TOPOMAP_OK);   /* a repeated source counts once */
+    CHECK(dist[0] == 2 && dist[1] == 1 && dist[2] == 1 && dist[3] == 0 && dist[4] == 0 && dist[5] == -1);
+    CHECK(topomap_ugraph_bfs(&g, NULL, 0, dist) == TOPOMAP_OK && dist[0] == -1 && dist[5] == -1);
+    int32_t outside[1] = {6};
+    CHECK(topomap_ugraph_bfs(&g, outside, 1, dist) == TOPOMAP_EINVAL);
+    static const int32_t bad_adj[8] = {1, 0, 2, 7, 1, 3, 2, 1};
+    topomap_ugraph bad = {6, xadj, bad_adj, NULL, NULL};
+    CHECK(topomap_ugraph_bfs(&bad, one, 1, dist) == TOPOMAP_EINVAL);
+    static const int64_t bad_xadj[7] = {0, 4, 1, 6, 7, 8, 8};
+    topomap_ugraph rows = {6, bad_xadj, adj, NULL, NULL};
+    CHECK(topomap_ugraph_bfs(&rows, one, 1, dist) == TOPOMAP_EINVAL);
+}
+
 int main(void)
 {
     test_two_cliques();
@@ -582,5 +606,6 @@ int main(void)
     test_edge_cases();
     test_random_graphs();
     test_pool();
+    test_bfs();
     return check_report();
 }

@@ -28,22 +28,7 @@ __all__ = ["graph_grid"]
 
 def _bfs(xadj: np.ndarray, adj: np.ndarray, sources: np.ndarray) -> np.ndarray:
     """Hops from the nearest of ``sources`` to every vertex (-1 where none is reached)."""
-    dist = np.full(xadj.size - 1, -1, dtype=np.int64)
-    slot = np.empty(xadj.size - 1, dtype=np.int64)
-    dist[sources] = 0
-    frontier, hops = sources, 0
-    while frontier.size:
-        hops += 1
-        starts, lens = xadj[frontier], xadj[frontier + 1] - xadj[frontier]
-        first = np.cumsum(lens) - lens
-        near = adj[np.repeat(starts - first, lens) + np.arange(int(lens.sum()))]
-        near = near[dist[near] < 0]
-        # each new vertex once, without a sort: whichever write to a repeated vertex stays, one position matches it
-        at = np.arange(near.size)
-        slot[near] = at
-        frontier = near[slot[near] == at]
-        dist[frontier] = hops
-    return dist
+    return _core.ugraph_bfs(xadj, adj, np.asarray(sources, dtype=np.int32))
 
 
 def graph_grid(pattern: Pattern) -> np.ndarray | None:
@@ -93,7 +78,6 @@ def graph_grid(pattern: Pattern) -> np.ndarray | None:
     if n < 2 or pattern.nnz == 0:
         return None
     xadj, adj, _ = _core.ugraph_from_pattern(pattern.indptr, pattern.indices, pattern.bytes)
-    xadj, adj = np.asarray(xadj, dtype=np.int64), np.asarray(adj, dtype=np.int64)
     deg = np.diff(xadj)
     low, high = int(deg.min()), int(deg.max())
     if low == high and high in (2, 4, 6) and n >= 3 ** (high // 2):

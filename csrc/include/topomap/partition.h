@@ -61,6 +61,10 @@ void topomap_partition_options_init(topomap_partition_options *opt);
 /* Check the CSR invariants above; the message names the first bad entry. */
 int topomap_ugraph_validate(const topomap_ugraph *g);
 
+/* Hops from the nearest of the ns sources to every vertex into dist (n;
+   -1 where none is reached).  A source outside [0, n) is an error. */
+int topomap_ugraph_bfs(const topomap_ugraph *g, const int32_t *sources, int32_t ns, int32_t *dist);
+
 /* The undirected graph C + C^T of a directed pattern: weight{p,q} =
    bytes[p,q] + bytes[q,p].  xadj has n + 1 entries; adjncy and adjwgt must
    hold 2 * nnz entries (the edge count is xadj[n]).  Rows come out sorted.
