@@ -10,6 +10,7 @@
 int topomap_ugraph_bfs(const topomap_ugraph *g, const int32_t *sources, int32_t ns, int32_t *dist)
 {
     int32_t n = g->n, head = 0, tail = 0;
+    if (g->xadj[0] != 0) return topomap_i_fail(TOPOMAP_EINVAL, "xadj[0] is %lld, not 0", (long long)g->xadj[0]);
     for (int32_t v = 0; v < n; v++)
         if (g->xadj[v] > g->xadj[v + 1])
             return topomap_i_fail(TOPOMAP_EINVAL, "xadj decreases at vertex %d", (int)v);

@@ -182,33 +182,26 @@ PyObject *pytopomap_ugraph_bfs(PyObject *self, PyObject *args)
     (void)self;
     PyObject *xo, *ao, *so;
     if (!PyArg_ParseTuple(args, "OOO", &xo, &ao, &so)) return NULL;
-    PyArrayObject *xadj = pytopomap_array(xo, NPY_INT64, -1, "xadj"), *adj = NULL, *src = NULL, *out = NULL;
-    if (!xadj) return NULL;
-    npy_intp n = PyArray_DIM(xadj, 0) - 1;
-    const int64_t *x = PyArray_DATA(xadj);
-    if (n < 0 || n > INT32_MAX || x[0] != 0 || x[n] < 0) {
-        PyErr_SetString(PyExc_ValueError, "xadj must have n + 1 entries, start at 0 and end at the edge count");
-        goto cleanup;
-    }
-    if (!(adj = pytopomap_array(ao, NPY_INT32, (npy_intp)x[n], "adjncy"))) goto cleanup;
+    PyArrayObject *arrs[4], *src = NULL, *out = NULL;
+    topomap_ugraph g;
+    if (graph_args(xo, ao, Py_None, Py_None, &g, arrs) < 0) goto cleanup;
     if (!(src = pytopomap_array(so, NPY_INT32, -1, "sources"))) goto cleanup;
-    if (PyArray_DIM(src, 0) > INT32_MAX) {
+    npy_intp n = g.n, ns = PyArray_DIM(src, 0);
+    if (ns > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "more than 2^31 - 1 sources");
         goto cleanup;
     }
     if (!(out = (PyArrayObject *)PyArray_SimpleNew(1, &n, NPY_INT32))) goto cleanup;
-    topomap_ugraph g = {(int32_t)n, x, PyArray_DATA(adj), NULL, NULL};
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = topomap_ugraph_bfs(&g, PyArray_DATA(src), (int32_t)PyArray_DIM(src, 0), PyArray_DATA(out));
+    rc = topomap_ugraph_bfs(&g, PyArray_DATA(src), (int32_t)ns, PyArray_DATA(out));
     Py_END_ALLOW_THREADS
     if (rc) {
         Py_CLEAR(out);
         pytopomap_raise(rc);
     }
 cleanup:
-    Py_DECREF(xadj);
-    Py_XDECREF(adj);
+    release(arrs, 4);
     Py_XDECREF(src);
     return (PyObject *)out;
 }

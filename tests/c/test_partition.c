@@ -591,6 +591,9 @@ static void test_bfs(void)
     static const int64_t bad_xadj[7] = {0, 4, 1, 6, 7, 8, 8};
     topomap_ugraph rows = {6, bad_xadj, adj, NULL, NULL};
     CHECK(topomap_ugraph_bfs(&rows, one, 1, dist) == TOPOMAP_EINVAL);
+    static const int64_t shifted[7] = {-1, 1, 4, 6, 7, 8, 8};
+    topomap_ugraph before = {6, shifted, adj, NULL, NULL};
+    CHECK(topomap_ugraph_bfs(&before, one, 1, dist) == TOPOMAP_EINVAL);
 }
 
 int main(void)
