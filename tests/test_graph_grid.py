@@ -224,3 +224,17 @@ def test_core_search_matches_hops_and_names_bad_input():
         _core.ugraph_bfs(xadj, bad, [0])
     with pytest.raises(ValueError, match="adjncy"):
         _core.ugraph_bfs(xadj, adj[:-1], [0])
+
+
+def test_the_renumbered_path_keeps_capacity_seed_and_cancellation():
+    shape = (8, 6, 4)
+    gen = tm.generators.stencil_3d(shape, points=7)
+    pat, perm = relabelled(gen, 6)
+    alloc = tm.machine("torus:3x2x2/8").allocate(gen.n // 2)              # 96 PEs for 192 processes
+    runs = [tm.map(pat, alloc, method="topdown", seed=5, capacity=2).pe_of for _ in range(2)]
+    assert np.array_equal(runs[0], runs[1])
+    assert np.bincount(runs[0], minlength=alloc.machine.npes).max() == 2 and np.isin(runs[0], alloc.pes).all()
+    hops = tm.evaluate(pat, alloc, runs[0]).hop_bytes   # the grid's mapping, up to the grid's symmetry
+    assert hops == tm.evaluate(gen, alloc, tm.map(gen, alloc, method="topdown", seed=5, capacity=2).pe_of).hop_bytes
+    with pytest.raises(tm.Cancelled, match="^topdown cancelled"):
+        tm.map(pat, alloc, method="topdown", seed=0, capacity=2, progress=lambda f: True)
