@@ -155,8 +155,8 @@ def decomposition(allocation: Allocation, seed: int = 0) -> tuple[np.ndarray, np
               "coords": ("auto", "process coordinates (an (n, d) integer array, d <= 3) to split the processes by "
                                  "instead of the graph partitioner; 'auto': the grid of a stencil/moore "
                                  "pattern when it fits (process_grid), else a grid the ranks are numbered along "
-                                 "(rank_grid), else the box grid the traffic graph is in any numbering "
-                                 "(graph_grid); None: always partition the graph"),
+                                 "(rank_grid), else the grid of a 5- or 7-point stencil in any rank numbering, "
+                                 "found from its graph (graph_grid); None: always partition the graph"),
               "congestion_sweeps": (None, "then at most this many sweeps of the bounded search on maximum link "
                                           "congestion over the processes on the hottest links (0: none; default: "
                                           "the preset's 2, 40, 40)"),
